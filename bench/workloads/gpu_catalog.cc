@@ -1,0 +1,103 @@
+// GPU catalogue: peaks from vendor datasheets; one measured CNN speed ratio (P100 -> V100).
+#include "hvd/workloads/gpu_catalog.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace hvd::workloads {
+namespace {
+
+// Datasheets quote bidirectional link bandwidth; the catalogue stores per direction (half).
+GpuSpec gpu(std::string name, std::vector<std::string> aliases, std::string description,
+            double fp32, double fp16, double mem_gb, double mem_gbps, double pcie_bidir,
+            double nvlink_bidir, std::string source) {
+  GpuSpec g;
+  g.name = std::move(name);
+  g.aliases = std::move(aliases);
+  g.description = std::move(description);
+  g.fp32_tflops = fp32;
+  g.fp16_tflops = fp16;
+  g.memory_gb = mem_gb;
+  g.memory_gbps = mem_gbps;
+  g.pcie_gbps = pcie_bidir / 2;
+  g.nvlink_gbps = nvlink_bidir / 2;
+  g.source = std::move(source);
+  return g;
+}
+
+constexpr const char* kP100 =
+    "NVIDIA Tesla P100 datasheet (2016, 'NVIDIA Tesla P100 GPU Accelerator')";
+constexpr const char* kV100 =
+    "NVIDIA Tesla V100 datasheet (Jan 2020, 'NVIDIA V100 Tensor Core GPU')";
+constexpr const char* kA100 = "NVIDIA A100 datasheet (2021, 'NVIDIA A100 Tensor Core GPU'), dense";
+constexpr const char* kH100 = "NVIDIA H100 datasheet (2023, 'NVIDIA H100 Tensor Core GPU'), dense";
+
+std::vector<GpuSpec> build_catalog() {
+  std::vector<GpuSpec> c;
+  c.push_back(gpu("P100-SXM2", {"P100", "Tesla P100"}, "Tesla P100 SXM2 (NVLink) 16 GB", 10.6, 21.2,
+                  16, 732, 32, 160, kP100));
+  c.push_back(gpu("P100-PCIe", {"P100-PCIE-16GB"}, "Tesla P100 PCIe 16 GB", 9.3, 18.7, 16, 732, 32,
+                  0, kP100));
+  c.push_back(gpu("V100-SXM2", {"V100", "Tesla V100"}, "Tesla V100 SXM2 32 GB", 15.7, 125, 32, 900,
+                  32, 300, kV100));
+  c.push_back(gpu("V100-PCIe", {"V100-PCIE-32GB"}, "Tesla V100 PCIe 32 GB", 14, 112, 32, 900, 32, 0,
+                  kV100));
+  c.push_back(gpu("A100-SXM4-80GB", {"A100", "A100-SXM4"}, "A100 SXM4 80 GB", 19.5, 312, 80, 2039,
+                  64, 600, kA100));
+  c.push_back(gpu("A100-PCIe-80GB", {"A100-PCIe"}, "A100 PCIe 80 GB (NVLink bridge: 2 GPUs)", 19.5,
+                  312, 80, 1935, 64, 600, kA100));
+  c.push_back(gpu("H100-SXM5", {"H100", "H100-SXM"}, "H100 SXM5 80 GB", 67, 989.4, 80, 3350, 128,
+                  900, kH100));
+  c.push_back(gpu("H100-PCIe", {}, "H100 PCIe 80 GB (NVLink bridge: 2 GPUs)", 51, 756, 80, 2000,
+                  128, 600, kH100));
+  // Measured tf_cnn_benchmarks fp32 batch-64 ResNet-101 training throughput per GPU:
+  // Pascal 119.4 images/s (Horovod README, 2017) vs V100 202.78 (horovod issue #416).
+  c[0].measured_cnn_speed = 1.0;
+  c[0].measured_source = "reference point (the CNN traces' published P100 throughputs)";
+  c[2].measured_cnn_speed = 202.78 / 119.4;
+  c[2].measured_source =
+      "ResNet-101 tf_cnn_benchmarks fp32 bs64: 202.78 images/s on V100 "
+      "(github.com/horovod/horovod/issues/416) / 119.4 on Pascal (Horovod README, 2017)";
+  return c;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return out;
+}
+
+}  // namespace
+
+const std::vector<GpuSpec>& gpu_catalog() {
+  static const std::vector<GpuSpec> catalog = build_catalog();
+  return catalog;
+}
+
+Result<GpuSpec> find_gpu(std::string_view name) {
+  const std::string want = lower(name);
+  std::string known;
+  for (const GpuSpec& g : gpu_catalog()) {
+    if (lower(g.name) == want) return g;
+    for (const auto& alias : g.aliases) {
+      if (lower(alias) == want) return g;
+    }
+    known += (known.empty() ? "" : ", ") + g.name;
+  }
+  return Error{"unknown GPU '" + std::string(name) + "'; known GPUs: " + known +
+               " (aliases: P100, V100, A100, H100)"};
+}
+
+Result<double> compute_scale(std::string_view from, std::string_view to) {
+  Result<GpuSpec> a = find_gpu(from);
+  if (!a) return Error{a.error()};
+  Result<GpuSpec> b = find_gpu(to);
+  if (!b) return Error{b.error()};
+  if (a->measured_cnn_speed > 0 && b->measured_cnn_speed > 0) {
+    return a->measured_cnn_speed / b->measured_cnn_speed;
+  }
+  return a->fp32_tflops / b->fp32_tflops;
+}
+
+}  // namespace hvd::workloads

@@ -1,0 +1,53 @@
+// Step decomposition: the trace's reference times scaled to a GPU and a batch size.
+#include "hvd/workloads/step_plan.h"
+
+#include <cmath>
+
+#include "hvd/workloads/gpu_catalog.h"
+
+namespace hvd::workloads {
+
+Result<StepPlan> make_step_plan(const ModelTrace& trace, double compute_scale, int batch) {
+  if (!(compute_scale > 0) || !std::isfinite(compute_scale)) {
+    return Error{"compute scale " + std::to_string(compute_scale) + " is not a number > 0"};
+  }
+  if (batch <= 0)
+    return Error{"batch size " + std::to_string(batch) + " is not a positive integer"};
+  if (trace.reference_batch <= 0) {
+    return Error{trace.name + ": reference_batch " + std::to_string(trace.reference_batch) +
+                 " is not a positive integer"};
+  }
+  StepPlan plan;
+  plan.batch = batch;
+  plan.time_scale = compute_scale * batch / trace.reference_batch;
+  plan.fwd_s = trace.fwd_s * plan.time_scale;
+  plan.bwd_s = trace.bwd_s * plan.time_scale;
+  plan.step_s = plan.fwd_s + plan.bwd_s;
+  // Backward visits layers last to first.
+  double elapsed = 0;
+  plan.layers.resize(trace.layers.size());
+  for (std::size_t i = trace.layers.size(); i-- > 0;) {
+    const LayerSpec& l = trace.layers[i];
+    LayerTiming& out = plan.layers[i];
+    out.name = l.name;
+    out.fwd_s = l.fwd_s * plan.time_scale;
+    out.bwd_s = l.bwd_s * plan.time_scale;
+    out.bwd_start_s = elapsed;
+    elapsed += out.bwd_s;
+    out.bwd_end_s = elapsed;
+  }
+  for (std::size_t i = 0; i < trace.tensors.size(); ++i) {
+    const TensorSpec& t = trace.tensors[i];
+    plan.tensors.push_back(TensorReady{i, t.name, t.elements, t.elements * dtype_size(t.dtype),
+                                       t.dtype, t.ready_s * plan.time_scale});
+  }
+  return plan;
+}
+
+Result<StepPlan> make_step_plan(const ModelTrace& trace, std::string_view gpu, int batch) {
+  Result<double> scale = compute_scale(trace.reference_gpu, gpu);
+  if (!scale) return Error{scale.error()};
+  return make_step_plan(trace, *scale, batch);
+}
+
+}  // namespace hvd::workloads

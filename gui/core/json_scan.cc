@@ -1,0 +1,240 @@
+#include "core/json_scan.h"
+
+#include <charconv>
+#include <cstring>
+
+namespace hvdview {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool IsNumberChar(char c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+void AppendUtf8(std::string& out, uint32_t code) {
+  if (code < 0x80) {
+    out.push_back(static_cast<char>(code));
+  } else if (code < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (code >> 6)));
+    out.push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  } else if (code < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (code >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (code >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  }
+}
+
+}  // namespace
+
+std::string DescribeChar(char c) {
+  if (c >= 0x20 && c < 0x7F) return std::string("'") + c + "'";
+  char text[16];
+  std::snprintf(text, sizeof text, "byte 0x%02x", static_cast<unsigned char>(c));
+  return text;
+}
+
+void JsonScanner::Reset(const char* pos, const char* end, uint64_t base_offset_of_begin) {
+  begin_ = pos;
+  pos_ = pos;
+  end_ = end;
+  base_ = base_offset_of_begin;
+}
+
+char JsonScanner::PeekAfterSpace() {
+  while (pos_ < end_ && IsSpace(*pos_)) ++pos_;
+  if (pos_ == end_) throw NeedMoreInput{};
+  return *pos_;
+}
+
+void JsonScanner::ExpectAfterSpace(char c) {
+  const char found = PeekAfterSpace();
+  if (found != c) throw Error(std::string("expected '") + c + "' but found " + DescribeChar(found));
+  ++pos_;
+}
+
+std::string_view JsonScanner::String(int slot) {
+  const char* start = ++pos_;
+  for (const char* at = start; at < end_; ++at) {
+    if (*at == '"') {
+      pos_ = at + 1;
+      return {start, static_cast<size_t>(at - start)};
+    }
+    if (*at == '\\') return DecodeEscaped(start, at, slot);
+  }
+  throw NeedMoreInput{};
+}
+
+std::string_view JsonScanner::DecodeEscaped(const char* start, const char* at, int slot) {
+  std::string& out = scratch_[static_cast<size_t>(slot)];
+  out.assign(start, at);
+  while (true) {
+    if (at >= end_) throw NeedMoreInput{};
+    const char c = *at;
+    if (c == '"') break;
+    if (c != '\\') {
+      out.push_back(c);
+      ++at;
+      continue;
+    }
+    if (at + 1 >= end_) throw NeedMoreInput{};
+    const char escape = at[1];
+    at += 2;
+    switch (escape) {
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'u': {
+        if (end_ - at < 4) throw NeedMoreInput{};
+        uint32_t code = 0;
+        auto [ptr, ec] = std::from_chars(at, at + 4, code, 16);
+        if (ec != std::errc() || ptr != at + 4) throw Error("invalid \\u escape");
+        at += 4;
+        AppendUtf8(out, code);  // surrogate halves are kept as-is (rare in traces)
+        break;
+      }
+      default: out.push_back(escape);
+    }
+  }
+  pos_ = at + 1;
+  return out;
+}
+
+double JsonScanner::Number() {
+  const char* start = pos_;
+  while (pos_ < end_ && IsNumberChar(*pos_)) ++pos_;
+  if (pos_ == end_) throw NeedMoreInput{};
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(start, pos_, value);
+  if (ec != std::errc() || ptr != pos_ || start == pos_) {
+    pos_ = start;
+    throw Error("invalid number");
+  }
+  return value;
+}
+
+void JsonScanner::SkipString() {
+  ++pos_;
+  while (true) {
+    const char* quote = static_cast<const char*>(std::memchr(pos_, '"', end_ - pos_));
+    if (!quote) throw NeedMoreInput{};
+    size_t backslashes = 0;
+    for (const char* p = quote - 1; p >= pos_ && *p == '\\'; --p) ++backslashes;
+    pos_ = quote + 1;
+    if (backslashes % 2 == 0) return;
+  }
+}
+
+void JsonScanner::SkipValue() {
+  const char c = PeekAfterSpace();
+  if (c == '"') return SkipString();
+  if (c == '-' || (c >= '0' && c <= '9')) {
+    Number();
+    return;
+  }
+  if (c == '{' || c == '[') {
+    int depth = 0;
+    while (true) {
+      if (pos_ >= end_) throw NeedMoreInput{};
+      const char d = *pos_;
+      if (d == '"') {
+        SkipString();
+        continue;
+      }
+      if (d == '{' || d == '[') ++depth;
+      if ((d == '}' || d == ']') && --depth == 0) {
+        ++pos_;
+        return;
+      }
+      ++pos_;
+    }
+  }
+  for (std::string_view literal : {"true", "false", "null"}) {
+    if (literal[0] != c) continue;
+    if (end_ - pos_ < static_cast<ptrdiff_t>(literal.size())) throw NeedMoreInput{};
+    if (std::string_view(pos_, literal.size()) == literal) {
+      pos_ += literal.size();
+      return;
+    }
+  }
+  throw Error("expected a value but found " + DescribeChar(c));
+}
+
+void JsonScanner::EventObject(RawEvent& event) {
+  ++pos_;  // '{'
+  char c = PeekAfterSpace();
+  if (c == '}') {
+    ++pos_;
+  } else {
+    while (true) {
+      if (c != '"') throw Error("expected a key in an event but found " + DescribeChar(c));
+      const std::string_view key = String(7);
+      ExpectAfterSpace(':');
+      PeekAfterSpace();
+      EventField(key, event);
+      c = PeekAfterSpace();
+      ++pos_;
+      if (c == '}') break;
+      if (c != ',') {
+        --pos_;
+        throw Error("expected ',' or '}' in an event but found " + DescribeChar(c));
+      }
+      c = PeekAfterSpace();
+    }
+  }
+  if (event.ph == 0 && !event.type_error) event.type_error = "events without \"ph\"";
+}
+
+void JsonScanner::EventField(std::string_view key, RawEvent& event) {
+  const char c = *pos_;
+  const bool is_string = c == '"';
+  const bool is_number = c == '-' || (c >= '0' && c <= '9');
+  auto wrong = [&](const char* message) {
+    if (!event.type_error) event.type_error = message;
+    SkipValue();
+  };
+  if (key == "ph") {
+    if (!is_string) return wrong("events whose \"ph\" is not a string");
+    const std::string_view ph = String(0);
+    event.ph = ph.empty() ? '?' : ph[0];
+  } else if (key == "name") {
+    if (!is_string) return wrong("events whose \"name\" is not a string");
+    event.name = String(1);
+  } else if (key == "cat") {
+    if (is_string) event.cat = String(2); else SkipValue();
+  } else if (key == "ts" || key == "dur") {
+    if (!is_number) return wrong(key == "ts" ? "events whose \"ts\" is not a number"
+                                             : "events whose \"dur\" is not a number");
+    (key == "ts" ? event.ts : event.dur) = Number();
+    (key == "ts" ? event.has_ts : event.has_dur) = true;
+  } else if (key == "pid" || key == "tid") {
+    const bool pid = key == "pid";
+    if (is_number) {
+      (pid ? event.pid : event.tid) = static_cast<int64_t>(Number());
+    } else if (is_string) {
+      (pid ? event.pid_text : event.tid_text) = String(pid ? 3 : 4);
+    } else {
+      return wrong(pid ? "events whose \"pid\" is not a number" : "events whose \"tid\" is not a number");
+    }
+  } else if (key == "id") {
+    const char* start = pos_;
+    if (is_string) event.id = String(5);
+    else { SkipValue(); event.id = std::string_view(start, static_cast<size_t>(pos_ - start)); }
+  } else if (key == "s") {
+    if (is_string) event.scope = String(6); else SkipValue();
+  } else if (key == "args") {
+    const char* start = pos_;
+    SkipValue();
+    event.args = std::string_view(start, static_cast<size_t>(pos_ - start));
+  } else {
+    SkipValue();
+  }
+}
+
+}  // namespace hvdview

@@ -1,0 +1,93 @@
+// Turns raw trace events (as parsed, in file order) into a Trace: matches B/E and b/e,
+// applies metadata, interns names and lays slices out on non-overlapping rows.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/trace_model.h"
+
+namespace hvdview {
+
+// One event as read from a file. Views point into the parser's buffer.
+struct RawEvent {
+  char ph = 0;
+  std::string_view name;
+  std::string_view cat;
+  std::string_view id;     // async id as text
+  std::string_view scope;  // "s" of instants
+  std::string_view pid_text;  // set when pid was a string
+  std::string_view tid_text;
+  std::string_view args;   // raw JSON text of "args", empty when absent
+  double ts = 0;
+  double dur = 0;
+  int64_t pid = 0;
+  int64_t tid = 0;
+  bool has_ts = false;
+  bool has_dur = false;
+  const char* type_error = nullptr;  // "ts must be a number", ... : the event is skipped
+  uint64_t offset = 0;                // byte offset of the event object in its file
+};
+
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(Trace& trace) : trace_(trace) {}
+  // Starts a new input file; later events refer to it.
+  void BeginFile(const std::string& path);
+  void Add(const RawEvent& event);
+  // Closes unfinished slices, sorts and lays out rows. Returns one warning line per problem.
+  std::vector<std::string> Finish();
+
+ private:
+  struct OpenSlice {
+    double start;
+    uint32_t name;
+    Category category;
+    SourceRef source;
+  };
+  struct PendingLane {
+    std::vector<Slice> slices;
+    std::vector<OpenSlice> open;  // B events waiting for their E
+  };
+  struct Problem {
+    size_t count = 0;
+    std::string file;
+    uint64_t first_offset = 0;
+  };
+
+  uint32_t Intern(std::string_view name);
+  Category CategoryOf(std::string_view cat, uint32_t name);
+  int64_t IdOfText(std::string_view text);
+  uint32_t LaneFor(int64_t pid, int64_t tid, LaneKind kind);
+  Process& ProcessFor(int64_t pid);
+  void Note(const std::string& problem, uint64_t offset);
+  void AddDuration(const RawEvent& event, int64_t pid, int64_t tid);
+  void AddAsync(const RawEvent& event, int64_t pid);
+  void AddMetadata(const RawEvent& event, int64_t pid, int64_t tid);
+  void AddCounter(const RawEvent& event, int64_t pid);
+  void CloseOpenSlices();
+  void LayOutRows(Lane& lane, std::vector<Slice>& slices);
+  void FinishProcesses();
+
+  Trace& trace_;
+  uint32_t file_index_ = 0;
+  std::unordered_map<std::string, uint32_t> name_ids_;
+  std::vector<int8_t> name_category_;  // -1 = not classified yet
+  std::unordered_map<std::string, int64_t> text_ids_;  // pid/tid given as strings
+  std::map<std::pair<int64_t, int64_t>, uint32_t> lane_ids_;
+  std::map<int64_t, size_t> process_ids_;
+  std::map<std::pair<int64_t, std::string>, uint32_t> counter_lanes_;
+  std::map<std::string, std::vector<std::pair<uint32_t, OpenSlice>>> open_async_;
+  std::vector<PendingLane> pending_;
+  std::map<std::string, Problem> problems_;
+  int64_t last_pid_ = -1, last_tid_ = -1;
+  uint32_t last_lane_ = 0;
+  bool has_last_lane_ = false;
+  double min_time_ = std::numeric_limits<double>::infinity();
+  double max_time_ = -std::numeric_limits<double>::infinity();
+};
+
+}  // namespace hvdview

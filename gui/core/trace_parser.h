@@ -1,0 +1,42 @@
+// Streaming reader of Chrome Trace Event JSON (array or {"traceEvents": [...]} form).
+// Reads in chunks, keeps every complete event before a truncation or syntax error.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/trace_model.h"
+
+namespace hvdview {
+
+// A problem that stopped reading a file; events before `offset` were kept.
+struct LoadError {
+  std::string file;
+  uint64_t offset = 0;
+  std::string message;
+  std::string ToString() const;  // "FILE: MESSAGE"
+};
+
+struct LoadOptions {
+  const std::atomic<bool>* cancel = nullptr;              // set to stop early
+  std::function<void(uint64_t done, uint64_t total)> progress;  // bytes, all files
+  size_t chunk_bytes = 4 << 20;
+};
+
+struct LoadResult {
+  Trace trace;
+  std::vector<LoadError> errors;      // at most one per file
+  std::vector<std::string> warnings;  // skipped or repaired events, one line per kind
+  bool cancelled = false;
+};
+
+// Reads one or several timeline files into one Trace (e.g. one file per MPI rank).
+LoadResult LoadTimelines(const std::vector<std::string>& paths, const LoadOptions& options = {});
+
+// The JSON text of the event a slice came from, pretty-printed; empty when unreadable.
+std::string ReadEventJson(const Trace& trace, SourceRef source);
+
+}  // namespace hvdview

@@ -1,0 +1,214 @@
+#include "widgets/chart_factory.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QBarSeries>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QPen>
+#include <QStackedBarSeries>
+#include <QValueAxis>
+#include <algorithm>
+#include <map>
+
+namespace hvdview {
+namespace {
+
+using SeriesRuns = std::map<std::string, std::vector<const ReportRun*>>;
+
+SeriesRuns GroupBySeries(const Report& report) {
+  SeriesRuns groups;
+  for (const ReportRun& run : report.runs) groups[run.SeriesName()].push_back(&run);
+  for (auto& [name, runs] : groups) {
+    std::sort(runs.begin(), runs.end(),
+              [](const ReportRun* a, const ReportRun* b) { return a->np < b->np; });
+  }
+  return groups;
+}
+
+QChart* NewChart(const QString& title) {
+  auto* chart = new QChart;
+  chart->setTitle(title);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setAnimationOptions(QChart::NoAnimation);
+  return chart;
+}
+
+// np on a log2 axis when it spans more than a factor 8, else linear.
+QAbstractAxis* MakeNpAxis(const Report& report) {
+  int low = 1 << 30, high = 1;
+  for (const ReportRun& run : report.runs) {
+    low = std::min(low, std::max(1, run.np));
+    high = std::max(high, run.np);
+  }
+  if (high >= 8 * low) {
+    auto* axis = new QLogValueAxis;
+    axis->setBase(2);
+    axis->setLabelFormat("%d");
+    axis->setRange(low / 1.3, high * 1.3);
+    axis->setTitleText("np (GPUs)");
+    return axis;
+  }
+  auto* axis = new QValueAxis;
+  axis->setRange(0, high * 1.1);
+  axis->setLabelFormat("%d");
+  axis->setTitleText("np (GPUs)");
+  return axis;
+}
+
+void Attach(QChart* chart, QAbstractSeries* series, QAbstractAxis* x, QAbstractAxis* y) {
+  chart->addSeries(series);
+  series->attachAxis(x);
+  series->attachAxis(y);
+}
+
+QLineSeries* DashedSeries(const QString& name, QColor color) {
+  auto* series = new QLineSeries;
+  series->setName(name);
+  QPen pen(color);
+  pen.setStyle(Qt::DashLine);
+  pen.setWidth(1);
+  series->setPen(pen);
+  return series;
+}
+
+}  // namespace
+
+QChart* MakeThroughputChart(const Report& report) {
+  QChart* chart = NewChart(QObject::tr("Throughput (images/s)"));
+  QAbstractAxis* x = MakeNpAxis(report);
+  auto* y = new QValueAxis;
+  y->setTitleText(QObject::tr("images/s"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  double top = 1;
+  std::map<std::string, const std::vector<const ReportRun*>*> ideal_by_model;
+  const SeriesRuns groups = GroupBySeries(report);
+  for (const auto& [name, runs] : groups) {
+    auto* series = new QLineSeries;
+    series->setName(QString::fromStdString(name));
+    series->setPointsVisible(true);
+    for (const ReportRun* run : runs) {
+      series->append(run->np, run->images_per_sec);
+      top = std::max(top, run->images_per_sec);
+    }
+    Attach(chart, series, x, y);
+    ideal_by_model.emplace(runs.front()->model, &runs);
+  }
+  for (const auto& [model, runs] : ideal_by_model) {
+    if (runs->front()->images_per_sec_single <= 0) continue;
+    auto* ideal = DashedSeries(QObject::tr("ideal %1").arg(QString::fromStdString(model)),
+                               QColor(0x70, 0x70, 0x70));
+    for (const ReportRun* run : *runs) {
+      ideal->append(run->np, run->np * run->images_per_sec_single);
+      top = std::max(top, run->np * run->images_per_sec_single);
+    }
+    Attach(chart, ideal, x, y);
+  }
+  y->setRange(0, top * 1.08);
+  return chart;
+}
+
+QChart* MakeEfficiencyChart(const Report& report) {
+  QChart* chart = NewChart(QObject::tr("Scaling efficiency"));
+  QAbstractAxis* x = MakeNpAxis(report);
+  auto* y = new QValueAxis;
+  y->setTitleText(QObject::tr("% of ideal"));
+  y->setLabelFormat("%d");
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  double top = 100;
+  int low_np = 1 << 30, high_np = 1;
+  for (const auto& [name, runs] : GroupBySeries(report)) {
+    auto* series = new QLineSeries;
+    series->setName(QString::fromStdString(name));
+    series->setPointsVisible(true);
+    for (const ReportRun* run : runs) {
+      series->append(run->np, run->scaling_efficiency * 100);
+      top = std::max(top, run->scaling_efficiency * 100);
+      low_np = std::min(low_np, std::max(1, run->np));
+      high_np = std::max(high_np, run->np);
+    }
+    Attach(chart, series, x, y);
+  }
+  auto* ideal = DashedSeries(QObject::tr("ideal"), QColor(0x70, 0x70, 0x70));
+  ideal->append(low_np, 100);
+  ideal->append(high_np, 100);
+  Attach(chart, ideal, x, y);
+  y->setRange(0, std::ceil(top / 10) * 10 + 5);
+  return chart;
+}
+
+QChart* MakeStepTimeChart(const Report& report) {
+  QChart* chart = NewChart(QObject::tr("Step time split (ms)"));
+  auto* compute = new QBarSet(QObject::tr("compute"));
+  auto* exposed = new QBarSet(QObject::tr("exposed communication"));
+  auto* negotiation = new QBarSet(QObject::tr("negotiation"));
+  auto* other = new QBarSet(QObject::tr("other"));
+  compute->setColor(QColor(0x59, 0xA1, 0x4F));
+  exposed->setColor(QColor(0x4E, 0x79, 0xA7));
+  negotiation->setColor(QColor(0xF2, 0x8E, 0x2B));
+  other->setColor(QColor(0xBA, 0xB0, 0xAC));
+  QStringList categories;
+  double top = 0;
+  for (const ReportRun& run : report.runs) {
+    categories << QStringLiteral("%1 np=%2%3")
+                      .arg(QString::fromStdString(run.model))
+                      .arg(run.np)
+                      .arg(run.label.empty() ? QString()
+                                             : " " + QString::fromStdString(run.label));
+    const double exposed_only = std::max(0.0, run.exposed_comm_s - run.negotiation_s);
+    const double rest = std::max(0.0, run.step_time_s - run.compute_s - run.exposed_comm_s);
+    *compute << run.compute_s * 1e3;
+    *exposed << exposed_only * 1e3;
+    *negotiation << run.negotiation_s * 1e3;
+    *other << rest * 1e3;
+    top = std::max(top, std::max(run.step_time_s, run.compute_s + run.exposed_comm_s) * 1e3);
+  }
+  auto* series = new QStackedBarSeries;
+  series->append({compute, exposed, negotiation, other});
+  chart->addSeries(series);
+  auto* x = new QBarCategoryAxis;
+  x->append(categories);
+  x->setLabelsAngle(categories.size() > 6 ? -60 : 0);
+  auto* y = new QValueAxis;
+  y->setTitleText(QObject::tr("ms per step"));
+  y->setRange(0, top * 1.1 + 1e-9);
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(x);
+  series->attachAxis(y);
+  return chart;
+}
+
+QChart* MakeCollectiveTimeChart(const Trace& trace) {
+  QChart* chart = NewChart(QObject::tr("Time in collectives per rank (ms)"));
+  auto* communication = new QBarSet(QObject::tr("in collectives"));
+  auto* negotiation = new QBarSet(QObject::tr("negotiation"));
+  communication->setColor(QColor(0x4E, 0x79, 0xA7));
+  negotiation->setColor(QColor(0xF2, 0x8E, 0x2B));
+  QStringList categories;
+  double top = 0;
+  for (const ProcessBusyTime& busy : CollectiveTimePerProcess(trace)) {
+    categories << QString::fromStdString(busy.process);
+    *communication << busy.communication_us / 1e3;
+    *negotiation << busy.negotiation_us / 1e3;
+    top = std::max({top, busy.communication_us / 1e3, busy.negotiation_us / 1e3});
+  }
+  auto* series = new QBarSeries;
+  series->append({communication, negotiation});
+  chart->addSeries(series);
+  auto* x = new QBarCategoryAxis;
+  x->append(categories);
+  x->setLabelsAngle(categories.size() > 12 ? -90 : 0);
+  auto* y = new QValueAxis;
+  y->setTitleText(QObject::tr("ms"));
+  y->setRange(0, top * 1.1 + 1e-9);
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(x);
+  series->attachAxis(y);
+  return chart;
+}
+
+}  // namespace hvdview

@@ -1,0 +1,21 @@
+// Qt Charts built from a report (throughput, scaling efficiency, step-time split) or from a
+// timeline (time in collectives per rank).
+#pragma once
+
+#include <QChart>
+
+#include "core/report_model.h"
+#include "core/trace_model.h"
+
+namespace hvdview {
+
+// Images/s against np, one series per model/label, dashed ideal-scaling lines.
+QChart* MakeThroughputChart(const Report& report);
+// Scaling efficiency (%) against np, one series per model/label, ideal = 100 %.
+QChart* MakeEfficiencyChart(const Report& report);
+// Stacked bars per run: compute, exposed communication (without negotiation), negotiation.
+QChart* MakeStepTimeChart(const Report& report);
+// Bars per process: time inside collectives and in negotiation (imbalance between ranks).
+QChart* MakeCollectiveTimeChart(const Trace& trace);
+
+}  // namespace hvdview

@@ -1,0 +1,62 @@
+#include "widgets/charts_panel.h"
+
+#include <QAction>
+#include <QFileDialog>
+#include <QGridLayout>
+#include <QMessageBox>
+
+#include "widgets/chart_factory.h"
+#include "widgets/image_export.h"
+
+namespace hvdview {
+
+ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QGridLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  const char* placeholders[4] = {"Throughput: open a report (File > Open)",
+                                 "Scaling efficiency: open a report",
+                                 "Step time split: open a report",
+                                 "Time in collectives per rank: open a timeline"};
+  for (int i = 0; i < 4; ++i) {
+    auto* chart = new QChart;
+    chart->setTitle(tr(placeholders[i]));
+    views_[i] = new QChartView(chart, this);
+    views_[i]->setRenderHint(QPainter::Antialiasing);
+    views_[i]->setMinimumSize(320, 240);
+    layout->addWidget(views_[i], i / 2, i % 2);
+    auto* export_action = new QAction(tr("Export chart (PNG/SVG)..."), views_[i]);
+    views_[i]->setContextMenuPolicy(Qt::ActionsContextMenu);
+    views_[i]->addAction(export_action);
+    connect(export_action, &QAction::triggered, this, [this, i] {
+      const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"),
+                                                        tr("chart.png"), tr("Images (*.png *.svg)"));
+      QString error;
+      if (!path.isEmpty() && !ExportWidget(views_[i], path, &error)) {
+        QMessageBox::warning(this, tr("hvdview"), error);
+      }
+    });
+  }
+}
+
+QChartView* ChartsPanel::chartView(ChartKind kind) const { return views_[static_cast<int>(kind)]; }
+
+void ChartsPanel::replaceChart(ChartKind kind, QChart* chart) {
+  QChartView* view = chartView(kind);
+  QChart* old = view->chart();
+  view->setChart(chart);
+  delete old;
+}
+
+void ChartsPanel::setReport(const Report& report) {
+  replaceChart(ChartKind::kThroughput, MakeThroughputChart(report));
+  replaceChart(ChartKind::kEfficiency, MakeEfficiencyChart(report));
+  replaceChart(ChartKind::kStepTime, MakeStepTimeChart(report));
+  has_report_ = true;
+}
+
+void ChartsPanel::setTrace(const Trace& trace) {
+  replaceChart(ChartKind::kCollectives, MakeCollectiveTimeChart(trace));
+  has_trace_ = true;
+}
+
+}  // namespace hvdview

@@ -1,0 +1,172 @@
+// Transport over an MPI communicator. Waits without a deadline use MPI_Wait (best
+// progress); waits with one poll MPI_Test with a growing back-off so idle ranks do not
+// burn the cores their peers need.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <map>
+#include <thread>
+
+#include "backends/mpi/mpi_native.h"
+#include "hvd/mpi.h"
+
+namespace hvd {
+
+namespace {
+
+bool g_we_initialized = false;  // facade-level process state (MPI itself is per process)
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+constexpr size_t kMaxPiece = size_t{1} << 30;  // MPI counts are int: send big buffers in pieces
+
+class MpiRequest final : public Request {
+ public:
+  explicit MpiRequest(std::vector<MPI_Request> reqs) : reqs_(std::move(reqs)) {}
+  ~MpiRequest() override {
+    for (MPI_Request& r : reqs_) {
+      if (r == MPI_REQUEST_NULL) continue;
+      int done = 0;
+      MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+      if (!done) {
+        MPI_Cancel(&r);
+        MPI_Request_free(&r);
+      }
+    }
+  }
+  bool test() override {
+    int done = 0;
+    MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &done, MPI_STATUSES_IGNORE);
+    return done != 0;
+  }
+  Status wait(double deadline) override {
+    if (deadline == kNoDeadline) {
+      int rc = MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+      return rc == MPI_SUCCESS ? Status::OK() : Status::Internal("MPI_Waitall failed");
+    }
+    int spins = 0;
+    double pause = 1e-6;
+    while (!test()) {
+      if (steady_seconds() >= deadline) return Status::Timeout("MPI transfer timed out");
+      if (++spins > 200) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+        pause = std::min(pause * 2, 2e-4);
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  std::vector<MPI_Request> reqs_;
+};
+
+class MpiTransport final : public Transport {
+ public:
+  MpiTransport(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned), native_(comm) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    compute_nodes();
+  }
+  ~MpiTransport() override {
+    if (owned_) MPI_Comm_free(&comm_);
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int node_of(int r) const override { return node_[static_cast<size_t>(r)]; }
+  std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) override {
+    std::vector<MPI_Request> reqs;
+    for (size_t o = 0; o < bytes || o == 0; o += kMaxPiece) {
+      const int n = static_cast<int>(std::min(kMaxPiece, bytes - o));
+      reqs.emplace_back();
+      MPI_Isend(static_cast<const char*>(data) + o, n, MPI_BYTE, peer, tag, comm_, &reqs.back());
+      if (bytes == 0) break;
+    }
+    return std::make_unique<MpiRequest>(std::move(reqs));
+  }
+  std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
+    std::vector<MPI_Request> reqs;
+    for (size_t o = 0; o < bytes || o == 0; o += kMaxPiece) {
+      const int n = static_cast<int>(std::min(kMaxPiece, bytes - o));
+      reqs.emplace_back();
+      MPI_Irecv(static_cast<char*>(data) + o, n, MPI_BYTE, peer, tag, comm_, &reqs.back());
+      if (bytes == 0) break;
+    }
+    return std::make_unique<MpiRequest>(std::move(reqs));
+  }
+  std::unique_ptr<Transport> split(int color, int key) override {
+    MPI_Comm sub;
+    MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub);
+    if (sub == MPI_COMM_NULL) return nullptr;
+    return std::make_unique<MpiTransport>(sub, true);
+  }
+  NativeCollectives* native() override { return &native_; }
+  std::string name() const override { return "mpi"; }
+
+ private:
+  // Ranks that share memory are one node; node ids are numbered by first appearance.
+  void compute_nodes() {
+    MPI_Comm shm;
+    MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &shm);
+    int leader = rank_;
+    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, shm);
+    MPI_Comm_free(&shm);
+    std::vector<int> leaders(static_cast<size_t>(size_));
+    MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm_);
+    std::map<int, int> ids;
+    for (int l : leaders)
+      if (!ids.count(l)) ids[l] = static_cast<int>(ids.size());
+    for (int l : leaders) node_.push_back(ids[l]);
+  }
+
+  MPI_Comm comm_;
+  bool owned_;
+  int rank_ = 0;
+  int size_ = 1;
+  std::vector<int> node_;
+  MpiNative native_;
+};
+
+}  // namespace
+
+Status init_mpi(int* argc, char*** argv) {
+  int inited = 0;
+  MPI_Initialized(&inited);
+  if (inited) {
+    int level = 0;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_SERIALIZED)
+      return Status::Precondition("MPI was initialized below MPI_THREAD_SERIALIZED; hvd needs it");
+    return Status::OK();
+  }
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+    return Status::Internal("MPI_Init_thread failed");
+  g_we_initialized = true;
+  if (provided < MPI_THREAD_SERIALIZED)
+    return Status::Precondition("this MPI provides no MPI_THREAD_SERIALIZED support");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  return Status::OK();
+}
+
+void finalize_mpi() {
+  if (!g_we_initialized) return;
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (!fin) MPI_Finalize();
+  g_we_initialized = false;
+}
+
+std::unique_ptr<Transport> make_mpi_world_transport() {
+  return std::make_unique<MpiTransport>(MPI_COMM_WORLD, false);
+}
+
+void abort_mpi(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();
+}
+
+}  // namespace hvd

@@ -1,0 +1,45 @@
+// What every collective algorithm gets: the group's Transport, the Device that owns the
+// memory, scratch space, the segment size and the deadline for each wait.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "hvd/device.h"
+#include "hvd/status.h"
+#include "hvd/transport.h"
+#include "hvd/types.h"
+
+namespace hvd {
+
+/// Inputs shared by all algorithms of one execution.
+struct CollectiveContext {
+  Transport& t;                   ///< the group the collective runs over
+  Device& dev;                    ///< owns the buffers; does copies and reductions
+  DeviceBuffer& scratch;          ///< receive staging, grown on demand
+  int64_t segment_bytes;          ///< pipelining granularity of large transfers
+  double deadline = kNoDeadline;  ///< absolute platform time after which waits fail
+};
+
+/// Offsets of `parts` near-equal pieces of `count` elements (size parts+1).
+std::vector<int64_t> even_split(int64_t count, int parts);
+
+/// Adds `bytes` to a typed pointer (null stays null: phantom buffers).
+inline void* offset(void* p, size_t bytes) {
+  return p ? static_cast<char*>(p) + bytes : nullptr;
+}
+/// Const variant of offset().
+inline const void* offset(const void* p, size_t bytes) {
+  return p ? static_cast<const char*>(p) + bytes : nullptr;
+}
+
+/// Sends `sbytes` to `to` while receiving `rcount` elements from `from` and reducing
+/// them into `dst` segment by segment (receive of segment k+1 overlaps reduction of k).
+Status send_recv_reduce(CollectiveContext& c, int to, const void* src, size_t sbytes, int from,
+                        void* dst, int64_t rcount, DataType dt, ReduceOp op);
+
+/// Waits for every request in `reqs` (first error wins).
+Status wait_all(std::vector<std::unique_ptr<Request>>& reqs, double deadline);
+
+}  // namespace hvd

@@ -1,0 +1,156 @@
+#include "hvd/config.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/units.h"
+
+namespace hvd {
+namespace {
+
+Status parse_value(const std::string& field, const std::string& text, int64_t* out) {
+  auto v = parse_bytes(text);
+  if (!v) return Status::InvalidArgument(field + ": '" + text + "' is not a byte count");
+  *out = *v;
+  return Status::OK();
+}
+
+Status parse_value(const std::string& field, const std::string& text, double* out) {
+  auto v = parse_milliseconds_or_number(text, field.ends_with("_ms"));
+  if (!v) return Status::InvalidArgument(field + ": '" + text + "' is not a number");
+  *out = *v;
+  return Status::OK();
+}
+
+Status parse_value(const std::string& field, const std::string& text, bool* out) {
+  auto v = parse_bool(text);
+  if (!v) return Status::InvalidArgument(field + ": '" + text + "' is not a boolean (0/1/true/false)");
+  *out = *v;
+  return Status::OK();
+}
+
+Status parse_value(const std::string&, const std::string& text, std::string* out) {
+  *out = text;
+  return Status::OK();
+}
+
+std::string show(int64_t v) { return std::to_string(v); }
+std::string show(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+std::string show(bool v) { return v ? "true" : "false"; }
+std::string show(const std::string& v) { return v.empty() ? "\"\"" : v; }
+
+bool one_of(const std::string& v, std::initializer_list<const char*> allowed) {
+  for (const char* a : allowed)
+    if (v == a) return true;
+  return false;
+}
+
+}  // namespace
+
+Status Config::from_env(Config* out, const std::function<const char*(const char*)>& getenv) {
+  Config c;
+#define HVD_READ_ENV(field, env, type, def, doc)                               \
+  {                                                                           \
+    const char* v = getenv("HVD_" env);                                       \
+    const char* which = "HVD_" env;                                           \
+    if (!v) {                                                                 \
+      v = getenv("HOROVOD_" env);                                             \
+      which = "HOROVOD_" env;                                                 \
+    }                                                                         \
+    if (v) {                                                                  \
+      Status s = parse_value(#field, v, &c.field);                            \
+      if (!s.ok()) return Status::InvalidArgument(std::string(which) + "=" + v + ": " + s.message()); \
+    }                                                                         \
+  }
+  HVD_KNOBS(HVD_READ_ENV)
+#undef HVD_READ_ENV
+  Status s = c.validate();
+  if (!s.ok()) return s;
+  *out = c;
+  return Status::OK();
+}
+
+Status Config::from_process_env(Config* out) {
+  return from_env(out, [](const char* n) { return std::getenv(n); });
+}
+
+Status Config::set(const std::string& name, const std::string& value) {
+#define HVD_SET_ONE(field, env, type, def, doc)                                    \
+  if (name == #field || name == "HVD_" env || name == "HOROVOD_" env) {            \
+    type tmp{};                                                                    \
+    Status s = parse_value(#field, value, &tmp);                                   \
+    if (!s.ok()) return s;                                                         \
+    field = tmp;                                                                   \
+    return validate();                                                             \
+  }
+  HVD_KNOBS(HVD_SET_ONE)
+#undef HVD_SET_ONE
+  return Status::InvalidArgument("unknown knob '" + name + "'");
+}
+
+std::vector<std::pair<std::string, std::string>> Config::describe() const {
+  std::vector<std::pair<std::string, std::string>> out;
+#define HVD_DESCRIBE(field, env, type, def, doc) out.emplace_back(#field, show(field));
+  HVD_KNOBS(HVD_DESCRIBE)
+#undef HVD_DESCRIBE
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> Config::knob_docs() {
+  std::vector<std::pair<std::string, std::string>> out;
+#define HVD_DOC(field, env, type, def, doc) out.emplace_back("HVD_" env, doc);
+  HVD_KNOBS(HVD_DOC)
+#undef HVD_DOC
+  return out;
+}
+
+Status Config::validate() const {
+  if (fusion_threshold < 0) return Status::InvalidArgument("fusion_threshold must be >= 0");
+  if (!(cycle_time_ms >= 0) || !std::isfinite(cycle_time_ms))
+    return Status::InvalidArgument("cycle_time_ms must be a finite number >= 0");
+  if (cache_capacity < 0) return Status::InvalidArgument("cache_capacity must be >= 0");
+  if (rhd_threshold < 0) return Status::InvalidArgument("rhd_threshold must be >= 0");
+  if (pipeline_chunk <= 0) return Status::InvalidArgument("pipeline_chunk must be > 0");
+  if (stall_check_time_s <= 0) return Status::InvalidArgument("stall_check_time_s must be > 0");
+  if (stall_shutdown_time_s < 0) return Status::InvalidArgument("stall_shutdown_time_s must be >= 0");
+  if (!one_of(allreduce_algorithm, {"auto", "ring", "rhd", "hierarchical", "native"}))
+    return Status::InvalidArgument("allreduce_algorithm '" + allreduce_algorithm +
+                                   "' is not one of auto|ring|rhd|hierarchical|native");
+  if (!one_of(allgather_algorithm, {"auto", "ring", "hierarchical", "native"}))
+    return Status::InvalidArgument("allgather_algorithm '" + allgather_algorithm +
+                                   "' is not one of auto|ring|hierarchical|native");
+  if (!one_of(broadcast_algorithm, {"auto", "tree", "pipeline", "native"}))
+    return Status::InvalidArgument("broadcast_algorithm '" + broadcast_algorithm +
+                                   "' is not one of auto|tree|pipeline|native");
+  if (!one_of(alltoall_algorithm, {"auto", "pairwise", "native"}))
+    return Status::InvalidArgument("alltoall_algorithm '" + alltoall_algorithm +
+                                   "' is not one of auto|pairwise|native");
+  if (!one_of(reducescatter_algorithm, {"auto", "ring", "native"}))
+    return Status::InvalidArgument("reducescatter_algorithm '" + reducescatter_algorithm +
+                                   "' is not one of auto|ring|native");
+  LogLevel l;
+  if (!parse_log_level(log_level, &l))
+    return Status::InvalidArgument("log_level '" + log_level +
+                                   "' is not one of trace|debug|info|warning|error");
+  return Status::OK();
+}
+
+bool parse_log_level(const std::string& s, LogLevel* out) {
+  static const std::pair<const char*, LogLevel> kLevels[] = {
+      {"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug},     {"info", LogLevel::kInfo},
+      {"warning", LogLevel::kWarning}, {"warn", LogLevel::kWarning}, {"error", LogLevel::kError}};
+  for (const auto& [n, l] : kLevels) {
+    if (s == n) {
+      *out = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace hvd

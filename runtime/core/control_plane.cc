@@ -1,0 +1,148 @@
+#include "core/control_plane.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace hvd {
+
+ControlPlane::ControlPlane(Transport& t, Platform& p, const Logger& log, double warn_s,
+                           double shutdown_s)
+    : t_(t), p_(p), log_(log), warn_s_(warn_s), shutdown_s_(shutdown_s) {}
+
+// Binomial tree rooted at 0: a rank's parent clears its lowest set bit.
+int ControlPlane::parent() const {
+  int r = t_.rank();
+  return r == 0 ? -1 : (r & (r - 1));
+}
+
+std::vector<int> ControlPlane::children() const {
+  std::vector<int> out;
+  int r = t_.rank();
+  int n = t_.size();
+  for (int mask = 1; mask < n; mask <<= 1) {
+    if (r & mask) break;
+    if (r + mask < n) out.push_back(r + mask);
+  }
+  return out;
+}
+
+Status ControlPlane::wait(Request& req, int peer, const char* what) {
+  double start = p_.now();
+  double give_up = shutdown_s_ > 0 ? start + shutdown_s_ : kNoDeadline;
+  double next_warning = start + warn_s_;
+  while (true) {
+    Status s = req.wait(std::min(next_warning, give_up));
+    if (s.code() != StatusCode::kTimeout) return s;
+    double waited = p_.now() - start;
+    if (p_.now() >= give_up) {
+      return Status::Timeout("rank " + std::to_string(peer) + " did not answer the " + what +
+                             " for " + std::to_string(static_cast<int>(waited)) +
+                             " s (stall shutdown time); stopping the runtime");
+    }
+    HVD_LOG(log_, kWarning, "waiting " << static_cast<int>(waited) << " s for rank " << peer
+                                       << " in the " << what
+                                       << " (it may have stalled or died)");
+    next_warning += warn_s_;
+  }
+}
+
+Status ControlPlane::send_blob(int peer, const std::vector<uint8_t>& data) {
+  int64_t n = static_cast<int64_t>(data.size());
+  auto r1 = t_.isend(peer, &n, sizeof n, kTagControl);
+  auto r2 = t_.isend(peer, data.data(), data.size(), kTagControl);
+  Status s = wait(*r1, peer, "negotiation");
+  if (!s.ok()) return s;
+  return wait(*r2, peer, "negotiation");
+}
+
+Status ControlPlane::recv_blob(int peer, std::vector<uint8_t>* out) {
+  int64_t n = 0;
+  auto r1 = t_.irecv(peer, &n, sizeof n, kTagControl);
+  Status s = wait(*r1, peer, "negotiation");
+  if (!s.ok()) return s;
+  if (n < 0 || n > (int64_t{1} << 34)) return Status::Internal("corrupt control message size");
+  out->resize(static_cast<size_t>(n));
+  auto r2 = t_.irecv(peer, out->data(), out->size(), kTagControl);
+  return wait(*r2, peer, "negotiation");
+}
+
+// Blobs travel up the tree as concatenated (rank, length, bytes) records.
+Status ControlPlane::gather(const std::vector<uint8_t>& mine,
+                            std::vector<std::vector<uint8_t>>* all) {
+  std::vector<uint8_t> acc;
+  auto append = [&acc](int32_t rank, const uint8_t* p, int64_t n) {
+    size_t off = acc.size();
+    acc.resize(off + 12 + static_cast<size_t>(n));
+    std::memcpy(acc.data() + off, &rank, 4);
+    std::memcpy(acc.data() + off + 4, &n, 8);
+    if (n) std::memcpy(acc.data() + off + 12, p, static_cast<size_t>(n));
+  };
+  append(t_.rank(), mine.data(), static_cast<int64_t>(mine.size()));
+  for (int c : children()) {
+    std::vector<uint8_t> sub;
+    Status s = recv_blob(c, &sub);
+    if (!s.ok()) return s;
+    acc.insert(acc.end(), sub.begin(), sub.end());
+  }
+  all->clear();
+  if (t_.rank() != 0) return send_blob(parent(), acc);
+  all->assign(static_cast<size_t>(t_.size()), {});
+  size_t off = 0;
+  while (off + 12 <= acc.size()) {
+    int32_t rank;
+    int64_t n;
+    std::memcpy(&rank, acc.data() + off, 4);
+    std::memcpy(&n, acc.data() + off + 4, 8);
+    if (rank < 0 || rank >= t_.size() || n < 0 || off + 12 + static_cast<size_t>(n) > acc.size())
+      return Status::Internal("corrupt gathered control message");
+    (*all)[static_cast<size_t>(rank)].assign(acc.begin() + static_cast<long>(off + 12),
+                                             acc.begin() + static_cast<long>(off + 12 + n));
+    off += 12 + static_cast<size_t>(n);
+  }
+  return Status::OK();
+}
+
+Status ControlPlane::bcast(std::vector<uint8_t>* data) {
+  if (t_.rank() != 0) {
+    Status s = recv_blob(parent(), data);
+    if (!s.ok()) return s;
+  }
+  for (int c : children()) {
+    Status s = send_blob(c, *data);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status ControlPlane::allreduce_bits(std::vector<uint64_t>* and_bits,
+                                    std::vector<uint64_t>* or_bits) {
+  const size_t na = and_bits->size();
+  std::vector<uint64_t> buf(na + or_bits->size());
+  for (int c : children()) {
+    auto r = t_.irecv(c, buf.data(), buf.size() * 8, kTagControl);
+    Status s = wait(*r, c, "response-cache bit exchange");
+    if (!s.ok()) return s;
+    for (size_t i = 0; i < na; ++i) (*and_bits)[i] &= buf[i];
+    for (size_t i = 0; i < or_bits->size(); ++i) (*or_bits)[i] |= buf[na + i];
+  }
+  std::copy(and_bits->begin(), and_bits->end(), buf.begin());
+  std::copy(or_bits->begin(), or_bits->end(), buf.begin() + static_cast<long>(na));
+  if (t_.rank() != 0) {
+    auto s1 = t_.isend(parent(), buf.data(), buf.size() * 8, kTagControl);
+    Status s = wait(*s1, parent(), "response-cache bit exchange");
+    if (!s.ok()) return s;
+    auto r = t_.irecv(parent(), buf.data(), buf.size() * 8, kTagControl);
+    s = wait(*r, parent(), "response-cache bit exchange");
+    if (!s.ok()) return s;
+  }
+  for (int c : children()) {
+    auto sr = t_.isend(c, buf.data(), buf.size() * 8, kTagControl);
+    Status s = wait(*sr, c, "response-cache bit exchange");
+    if (!s.ok()) return s;
+  }
+  std::copy(buf.begin(), buf.begin() + static_cast<long>(na), and_bits->begin());
+  std::copy(buf.begin() + static_cast<long>(na), buf.end(), or_bits->begin());
+  return Status::OK();
+}
+
+}  // namespace hvd

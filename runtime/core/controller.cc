@@ -1,0 +1,154 @@
+#include "core/controller.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/fusion.h"
+
+namespace hvd {
+
+namespace {
+
+constexpr uint64_t kNothingUncached = 1;
+constexpr uint64_t kNoShutdown = 2;
+
+std::vector<uint8_t> encode_requests(bool shutdown, const std::vector<TensorRequest>& reqs) {
+  Writer w;
+  w.u8(shutdown ? 1 : 0);
+  w.i64(static_cast<int64_t>(reqs.size()));
+  for (const auto& r : reqs) write_request(w, r);
+  return std::move(w.bytes());
+}
+
+bool test_bit(const std::vector<uint64_t>& v, size_t word0, int bit) {
+  return (v[word0 + static_cast<size_t>(bit) / 64] >> (bit % 64)) & 1;
+}
+void set_bit(std::vector<uint64_t>& v, size_t word0, int bit) {
+  v[word0 + static_cast<size_t>(bit) / 64] |= uint64_t{1} << (bit % 64);
+}
+
+}  // namespace
+
+Controller::Controller(Transport& t, Platform& p, const Config& cfg, const Logger& log)
+    : t_(t),
+      p_(p),
+      cfg_(cfg),
+      log_(log),
+      cp_(t, p, log, cfg.stall_check_time_s, cfg.stall_shutdown_time_s),
+      cache_(cfg.cache_capacity) {}
+
+Status Controller::negotiate(std::vector<TensorRequest> incoming, bool want_shutdown,
+                             NegotiationResult* out) {
+  classify(incoming);
+  bool full = true;
+  if (cache_.enabled()) {
+    Status s = cache_round(want_shutdown, out, &full);
+    if (!s.ok()) return s;
+  }
+  if (full) {
+    Status s = full_round(want_shutdown, out);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+// Sorts new requests into cache hits (announced by a bit) and the rest.
+void Controller::classify(std::vector<TensorRequest>& incoming) {
+  const double now = p_.now();
+  for (TensorRequest& req : incoming) {
+    if (req.op == OpType::kJoin) joined_here_ = true;
+    int bit = -1;
+    auto hit = cache_.enabled() ? cache_.lookup(req, &bit) : ResponseCache::Lookup::kMiss;
+    if (hit == ResponseCache::Lookup::kHit && !cached_pending_.count(bit)) {
+      cached_pending_[bit] = {std::move(req), now};
+      continue;
+    }
+    if (hit == ResponseCache::Lookup::kStale) stale_bits_.push_back(bit);
+    uncached_.push_back(std::move(req));
+  }
+}
+
+Status Controller::cache_round(bool want_shutdown, NegotiationResult* out, bool* full) {
+  const size_t words = cache_.words();
+  std::vector<uint64_t> and_bits(1 + words, 0), or_bits(1 + words, 0);
+  and_bits[0] = (uncached_.empty() ? kNothingUncached : 0) | (want_shutdown ? 0 : kNoShutdown);
+  // A rank that joined in an earlier cycle agrees to everything others are ready for.
+  if (joined_here_ && joined_before_) std::fill(and_bits.begin() + 1, and_bits.end(), ~uint64_t{0});
+  const double now = p_.now();
+  for (const auto& [bit, pending] : cached_pending_) {
+    set_bit(and_bits, 1, bit);
+    if (!cfg_.stall_check_disable && now - pending.second > cfg_.stall_check_time_s)
+      set_bit(or_bits, 1, bit);  // stalled: let the coordinator's inspector see it
+  }
+  for (int bit : stale_bits_) set_bit(or_bits, 1, bit);
+  stale_bits_.clear();
+  Status s = cp_.allreduce_bits(&and_bits, &or_bits);
+  if (!s.ok()) return s;
+  out->shutdown = out->shutdown || !(and_bits[0] & kNoShutdown);
+  std::vector<Response> ready;
+  for (int bit = 0; bit < static_cast<int>(words * 64) && bit < cache_capacity(); ++bit) {
+    if (!test_bit(and_bits, 1, bit) || !cache_.occupied(bit)) continue;
+    ready.push_back(cache_.use(bit));
+    cached_pending_.erase(bit);
+  }
+  out->cache_hits += static_cast<int>(ready.size());
+  bool any_invalid = false;
+  for (int bit = 0; bit < static_cast<int>(words * 64); ++bit) {
+    if (!test_bit(or_bits, 1, bit)) continue;
+    any_invalid = true;
+    auto it = cached_pending_.find(bit);
+    if (it != cached_pending_.end()) {
+      uncached_.push_back(std::move(it->second.first));
+      cached_pending_.erase(it);
+    }
+    cache_.erase(bit);
+  }
+  auto fused = fuse_responses(std::move(ready), cfg_.fusion_threshold);
+  out->responses.insert(out->responses.end(), fused.begin(), fused.end());
+  *full = !(and_bits[0] & kNothingUncached) || any_invalid;
+  return Status::OK();
+}
+
+Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
+  std::vector<std::vector<uint8_t>> lists;
+  Status s = cp_.gather(encode_requests(want_shutdown, uncached_), &lists);
+  if (!s.ok()) return s;
+  out->cache_misses += static_cast<int>(uncached_.size());
+  uncached_.clear();
+  std::vector<uint8_t> plan;
+  if (t_.rank() == 0) plan = coordinate(lists);
+  s = cp_.bcast(&plan);
+  if (!s.ok()) return s;
+  Reader rd(plan.data(), plan.size());
+  const bool shutdown = rd.u8() != 0;
+  const int64_t n = rd.i64();
+  std::vector<Response> responses;
+  for (int64_t i = 0; i < n && !rd.failed(); ++i) responses.push_back(read_response(rd));
+  if (rd.failed()) return Status::Internal("corrupt negotiation plan from the coordinator");
+  out->shutdown = out->shutdown || shutdown;
+  remember(responses);
+  out->responses.insert(out->responses.end(), responses.begin(), responses.end());
+  joined_before_ = joined_here_;
+  return Status::OK();
+}
+
+// Caches negotiated responses (same order on every rank) and tracks join completion.
+void Controller::remember(const std::vector<Response>& responses) {
+  for (const Response& r : responses) {
+    if (r.op == OpType::kJoin && r.error.empty()) joined_here_ = false;
+    if (!cache_.enabled() || !ResponseCache::cacheable(r)) continue;
+    for (const Response& single : split_response(r)) cache_.put(single);
+  }
+  // An eviction may have reused a bit this rank was waiting on: renegotiate those.
+  for (auto it = cached_pending_.begin(); it != cached_pending_.end();) {
+    int bit = -1;
+    if (cache_.lookup(it->second.first, &bit) == ResponseCache::Lookup::kHit && bit == it->first) {
+      ++it;
+    } else {
+      uncached_.push_back(std::move(it->second.first));
+      it = cached_pending_.erase(it);
+    }
+  }
+}
+
+}  // namespace hvd

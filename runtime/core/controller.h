@@ -1,0 +1,81 @@
+// Controller: one process set's negotiation, run once per background cycle on every
+// member. Tensors seen before go through the response-cache bit vectors; new ones are
+// gathered at the coordinator (rank 0 of the set), which checks that all ranks agree,
+// orders what is ready, fuses it and broadcasts the plan. The coordinator also runs the
+// stall inspector.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/control_plane.h"
+#include "core/logging.h"
+#include "core/message.h"
+#include "core/response_cache.h"
+#include "hvd/config.h"
+#include "hvd/platform.h"
+
+namespace hvd {
+
+/// What every member does next.
+struct NegotiationResult {
+  std::vector<Response> responses;  ///< in execution order, fused
+  bool shutdown = false;            ///< some rank asked to shut down
+  int cache_hits = 0;               ///< tensors agreed through the cache this cycle
+  int cache_misses = 0;             ///< tensors agreed through the coordinator
+};
+
+/// Negotiation state of one process set on one rank.
+class Controller {
+ public:
+  /// `fusion_threshold` is read through the pointer each cycle (autotune may change it).
+  Controller(Transport& t, Platform& p, const Config& cfg, const Logger& log);
+  /// One cycle: announce `incoming` requests, agree on responses.
+  Status negotiate(std::vector<TensorRequest> incoming, bool want_shutdown, NegotiationResult* out);
+
+ private:
+  struct Pending {
+    std::vector<std::optional<TensorRequest>> by_rank;
+    double first_seen = 0;
+    double last_warned = 0;
+  };
+
+  void classify(std::vector<TensorRequest>& incoming);
+  Status cache_round(bool want_shutdown, NegotiationResult* out, bool* full);
+  Status full_round(bool want_shutdown, NegotiationResult* out);
+  std::vector<uint8_t> coordinate(const std::vector<std::vector<uint8_t>>& lists);
+  void admit(const TensorRequest& req, int rank, std::vector<std::string>* ready);
+  bool complete(const Pending& p) const;
+  Response build_response(const std::string& name, Pending& p);
+  void check_stalls(std::vector<Response>* errors);
+  void remember(const std::vector<Response>& responses);
+  int cache_capacity() const { return static_cast<int>(cfg_.cache_capacity); }
+
+  Transport& t_;
+  Platform& p_;
+  const Config& cfg_;
+  const Logger& log_;
+  ControlPlane cp_;
+  ResponseCache cache_;
+  // Rank-side state.
+  std::map<int, std::pair<TensorRequest, double>> cached_pending_;  // bit -> (request, since)
+  std::vector<TensorRequest> uncached_;
+  std::vector<int> stale_bits_;  // cache entries whose parameters changed on this rank
+  bool joined_here_ = false;     // this rank called join and it has not completed
+  bool joined_before_ = false;   // ... and the coordinator has heard of it
+  // Coordinator-side state.
+  std::map<std::string, Pending> table_;
+  std::vector<std::string> arrival_;  // names in first-seen order
+  std::set<int> joined_;
+  int last_joined_ = -1;
+  std::map<int, std::vector<Response>> groups_;  // group id -> ready members
+  double last_stall_check_ = 0;
+};
+
+/// Checks that all ranks' requests for one tensor agree; "" or Horovod-style message.
+std::string mismatch_error(const std::vector<const TensorRequest*>& reqs, int size);
+
+}  // namespace hvd

@@ -1,0 +1,262 @@
+// The coordinator half of the Controller: message table, agreement checks, ordering,
+// groups, join, the stall inspector, and fusion of the plan it broadcasts.
+#include <algorithm>
+#include <sstream>
+
+#include "core/controller.h"
+#include "core/fusion.h"
+
+namespace hvd {
+
+namespace {
+
+std::string ranks_str(const std::vector<int>& ranks) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < ranks.size(); ++i) os << (i ? ", " : "") << ranks[i];
+  os << ']';
+  return os.str();
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::vector<int64_t> tail_dims(const std::vector<int64_t>& s) {
+  return s.empty() ? s : std::vector<int64_t>(s.begin() + 1, s.end());
+}
+
+}  // namespace
+
+std::string mismatch_error(const std::vector<const TensorRequest*>& reqs, int) {
+  const TensorRequest& a = *reqs[0];
+  const std::string opn = lower(optype_name(a.op));
+  for (const TensorRequest* bp : reqs) {
+    const TensorRequest& b = *bp;
+    std::ostringstream os;
+    auto who = [&] { os << " (tensor '" << a.name << "', rank " << a.rank << " vs rank " << b.rank << ")"; };
+    if (a.op != b.op) {
+      os << "Mismatched collective operations: one rank requested " << opn << ", but another rank requested " << lower(optype_name(b.op));
+    } else if (a.dtype != b.dtype) {
+      os << "Mismatched data types: one rank sent " << dtype_name(a.dtype) << ", but another rank sent " << dtype_name(b.dtype);
+    } else if (a.device != b.device) {
+      os << "Mismatched devices: one rank placed the tensor on " << (a.device == DeviceKind::kCPU ? "cpu" : "gpu") << ", but another rank on " << (b.device == DeviceKind::kCPU ? "cpu" : "gpu");
+    } else if ((a.op == OpType::kAllreduce || a.op == OpType::kBroadcast || a.op == OpType::kReducescatter) && a.shape != b.shape) {
+      os << "Mismatched " << opn << " tensor shapes: One rank sent a tensor of shape " << shape_string(a.shape) << ", but another rank sent a tensor of shape " << shape_string(b.shape);
+    } else if ((a.op == OpType::kAllgather || a.op == OpType::kAlltoall) && (a.shape.size() != b.shape.size() || tail_dims(a.shape) != tail_dims(b.shape))) {
+      os << "Mismatched " << opn << " tensor shapes: One rank sent a tensor of shape " << shape_string(a.shape) << ", but another rank sent a tensor of shape " << shape_string(b.shape) << " (only the first dimension may differ)";
+    } else if ((a.op == OpType::kAllreduce || a.op == OpType::kReducescatter) && a.reduce_op != b.reduce_op) {
+      os << "Mismatched reduction operations: one rank requested " << op_name(a.reduce_op) << ", but another rank requested " << op_name(b.reduce_op);
+    } else if (a.prescale != b.prescale || a.postscale != b.postscale) {
+      os << "Mismatched scale factors: one rank gave prescale " << a.prescale << " and postscale " << a.postscale << ", but another rank gave " << b.prescale << " and " << b.postscale;
+    } else if (a.op == OpType::kBroadcast && a.root != b.root) {
+      os << "Mismatched broadcast root ranks: one rank specified root rank " << a.root << ", but another rank specified root rank " << b.root;
+    } else if (a.group_size != b.group_size) {
+      os << "Mismatched grouped allreduce: one rank grouped " << a.group_size << " tensors, but another rank " << b.group_size;
+    } else if (a.op == OpType::kAddProcessSet && a.ranks != b.ranks) {
+      std::vector<int> ar(a.ranks.begin(), a.ranks.end()), br(b.ranks.begin(), b.ranks.end());
+      os << "Mismatched process set: one rank asked for ranks " << ranks_str(ar) << ", but another rank for " << ranks_str(br);
+    } else {
+      continue;
+    }
+    who();
+    return os.str();
+  }
+  return "";
+}
+
+std::vector<uint8_t> Controller::coordinate(const std::vector<std::vector<uint8_t>>& lists) {
+  bool shutdown = false;
+  bool join_changed = false;
+  std::vector<std::string> ready;
+  for (int r = 0; r < t_.size(); ++r) {
+    const auto& bytes = lists[static_cast<size_t>(r)];
+    Reader rd(bytes.data(), bytes.size());
+    shutdown = (rd.u8() != 0) || shutdown;
+    const int64_t n = rd.i64();
+    for (int64_t i = 0; i < n && !rd.failed(); ++i) {
+      TensorRequest req = read_request(rd);
+      req.rank = r;
+      if (req.op == OpType::kJoin) {
+        join_changed = joined_.insert(r).second || join_changed;
+        last_joined_ = r;
+      } else {
+        admit(req, r, &ready);
+      }
+    }
+  }
+  if (join_changed) {  // tensors may now be complete without the joined ranks
+    for (const std::string& name : arrival_)
+      if (complete(table_[name]) && std::find(ready.begin(), ready.end(), name) == ready.end())
+        ready.push_back(name);
+  }
+  std::vector<Response> plan;
+  for (const std::string& name : ready) {
+    Pending& pend = table_[name];
+    int gid = -1, gsize = 0;
+    for (const auto& o : pend.by_rank) {
+      if (o) {
+        gid = o->group_id;
+        gsize = o->group_size;
+        break;
+      }
+    }
+    Response resp = build_response(name, pend);
+    table_.erase(name);
+    arrival_.erase(std::find(arrival_.begin(), arrival_.end(), name));
+    if (gid < 0 || !resp.error.empty()) {
+      plan.push_back(std::move(resp));
+      continue;
+    }
+    auto& members = groups_[gid];
+    members.push_back(std::move(resp));
+    if (static_cast<int>(members.size()) < gsize) continue;
+    Response fusedg = members[0];  // a group is negotiated and executed as one unit
+    for (size_t i = 1; i < members.size(); ++i) {
+      fusedg.names.push_back(members[i].names[0]);
+      fusedg.counts.push_back(members[i].counts[0]);
+    }
+    groups_.erase(gid);
+    plan.push_back(std::move(fusedg));
+  }
+  check_stalls(&plan);
+  if (!joined_.empty() && static_cast<int>(joined_.size()) == t_.size()) {
+    Response j;
+    j.op = OpType::kJoin;
+    j.names = {"join"};
+    j.last_joined_rank = last_joined_;
+    plan.push_back(std::move(j));
+    joined_.clear();
+  }
+  plan = fuse_responses(std::move(plan), cfg_.fusion_threshold);
+  Writer w;
+  w.u8(shutdown ? 1 : 0);
+  w.i64(static_cast<int64_t>(plan.size()));
+  for (const auto& r : plan) write_response(w, r);
+  return std::move(w.bytes());
+}
+
+void Controller::admit(const TensorRequest& req, int rank, std::vector<std::string>* ready) {
+  auto [it, fresh] = table_.try_emplace(req.name);
+  Pending& p = it->second;
+  if (fresh) {
+    p.by_rank.resize(static_cast<size_t>(t_.size()));
+    p.first_seen = p_.now();
+    arrival_.push_back(req.name);
+  }
+  p.by_rank[static_cast<size_t>(rank)] = req;
+  if (complete(p)) ready->push_back(req.name);
+}
+
+bool Controller::complete(const Pending& p) const {
+  for (int r = 0; r < t_.size(); ++r)
+    if (!p.by_rank[static_cast<size_t>(r)] && !joined_.count(r)) return false;
+  return true;
+}
+
+Response Controller::build_response(const std::string& name, Pending& p) {
+  std::vector<const TensorRequest*> reqs;
+  for (const auto& o : p.by_rank)
+    if (o) reqs.push_back(&*o);
+  const TensorRequest& a = *reqs[0];
+  Response r;
+  r.op = a.op;
+  r.dtype = a.dtype;
+  r.reduce_op = a.reduce_op;
+  r.device = a.device;
+  r.root = a.root;
+  r.prescale = a.prescale;
+  r.postscale = a.postscale;
+  r.names = {name};
+  r.joined.assign(joined_.begin(), joined_.end());
+  r.error = mismatch_error(reqs, t_.size());
+  if (r.error.empty() && !r.joined.empty() && a.op != OpType::kAllreduce &&
+      a.op != OpType::kAllgather) {
+    r.error = std::string(optype_name(a.op)) + " of tensor '" + name +
+              "' is not supported while ranks have joined (only allreduce and allgather are)";
+  }
+  if (!r.error.empty()) {
+    r.error_code = static_cast<uint8_t>(StatusCode::kMismatch);
+    return r;
+  }
+  const int64_t rows = a.shape.empty() ? 1 : a.shape[0];
+  const int64_t row = rows ? num_elements(a.shape) / rows : num_elements(tail_dims(a.shape));
+  switch (a.op) {
+    case OpType::kAllreduce:
+    case OpType::kBroadcast:
+      r.counts = {num_elements(a.shape)};
+      break;
+    case OpType::kAllgather:
+      for (const auto& o : p.by_rank) r.first_dims.push_back(o ? o->shape[0] : 0);
+      r.row_elems = {num_elements(tail_dims(a.shape))};
+      break;
+    case OpType::kAlltoall:
+      r.row_elems = {num_elements(tail_dims(a.shape))};
+      break;
+    case OpType::kReducescatter:
+      r.first_dims = {rows};
+      r.row_elems = {row};
+      break;
+    case OpType::kAddProcessSet:
+      r.ranks = a.ranks;
+      break;
+    default:
+      break;
+  }
+  return r;
+}
+
+// Horovod's stall inspector: name the ranks that have not submitted a tensor others are
+// waiting on; after the shutdown time, fail it everywhere instead of waiting forever.
+void Controller::check_stalls(std::vector<Response>* plan) {
+  if (cfg_.stall_check_disable) return;
+  const double now = p_.now();
+  std::map<int, std::vector<std::string>> missing;  // rank -> tensors
+  std::vector<std::string> expired;
+  for (const std::string& name : arrival_) {
+    Pending& p = table_[name];
+    const double age = now - p.first_seen;
+    if (cfg_.stall_shutdown_time_s > 0 && age > cfg_.stall_shutdown_time_s) {
+      expired.push_back(name);
+      continue;
+    }
+    if (age < cfg_.stall_check_time_s || now - p.last_warned < cfg_.stall_check_time_s) continue;
+    p.last_warned = now;
+    for (int r = 0; r < t_.size(); ++r)
+      if (!p.by_rank[static_cast<size_t>(r)] && !joined_.count(r)) missing[r].push_back(name);
+  }
+  if (!missing.empty()) {
+    std::ostringstream os;
+    os << "One or more tensors were submitted by a subset of ranks and have waited for the "
+          "remaining ranks for more than "
+       << cfg_.stall_check_time_s << " s. Missing ranks:";
+    for (const auto& [rank, names] : missing) {
+      os << ' ' << rank << ": [";
+      for (size_t i = 0; i < names.size() && i < 10; ++i) os << (i ? ", " : "") << names[i];
+      os << (names.size() > 10 ? ", ...]" : "]");
+    }
+    HVD_LOG(log_, kWarning, os.str());
+  }
+  for (const std::string& name : expired) {
+    Pending& p = table_[name];
+    std::vector<int> have, lack;
+    for (int r = 0; r < t_.size(); ++r) (p.by_rank[static_cast<size_t>(r)] ? have : lack).push_back(r);
+    Response e;
+    e.names = {name};
+    for (const auto& o : p.by_rank)
+      if (o) e.op = o->op;
+    e.error = "Stalled: tensor '" + name + "' was submitted by ranks " + ranks_str(have) +
+              " but not by ranks " + ranks_str(lack) + " within " +
+              std::to_string(cfg_.stall_shutdown_time_s) +
+              " s (HVD_STALL_SHUTDOWN_TIME_SECONDS); the operation was cancelled";
+    e.error_code = static_cast<uint8_t>(StatusCode::kTimeout);
+    HVD_LOG(log_, kError, e.error);
+    plan->push_back(std::move(e));
+    table_.erase(name);
+    arrival_.erase(std::find(arrival_.begin(), arrival_.end(), name));
+  }
+}
+
+}  // namespace hvd

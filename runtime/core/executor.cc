@@ -1,0 +1,100 @@
+// Executes negotiated responses: fusion-buffer copies, scaling, the chosen algorithm,
+// timeline phases and completion of the handles.
+#include <algorithm>
+#include <mutex>
+
+#include "core/executor.h"
+
+namespace hvd {
+
+Device& Executor::dev() const { return *(kind() == 1 ? rt_.opts_.gpu : rt_.opts_.cpu); }
+
+Status Executor::phase(std::string_view name, std::string_view cat,
+                       const std::function<Status()>& fn) {
+  const double t0 = p_.now();
+  Status s = fn();
+  if (rt_.timeline_)
+    rt_.timeline_->complete(rt_.world().rank(), kLaneCollective, name, cat, rt_.ts_us(t0),
+                            (p_.now() - t0) * 1e6);
+  return s;
+}
+
+void Executor::take_entries() {
+  std::unique_lock<Mutex> lk(*rt_.queue_mu_);
+  for (const std::string& n : r_.names) {
+    auto it = ps_.table.find(n);
+    if (it == ps_.table.end()) {
+      entries_.emplace_back();
+      continue;
+    }
+    entries_.emplace_back(std::move(it->second));
+    ps_.table.erase(it);
+  }
+}
+
+void Executor::complete_all(const Status& s) {
+  for (auto& e : entries_)
+    if (e) e->handle->complete(s);
+}
+
+Status Executor::run() {
+  take_entries();
+  if (!r_.error.empty()) {
+    complete_all(Status(static_cast<StatusCode>(r_.error_code), r_.error));
+    return Status::OK();
+  }
+  const double t0 = p_.now();
+  if (rt_.timeline_) {
+    double first = t0;
+    for (auto& e : entries_)
+      if (e) first = std::min(first, e->enqueued_at);
+    std::string neg = "NEGOTIATE_" + std::string(optype_name(r_.op));
+    rt_.timeline_->complete(rt_.world().rank(), kLaneNegotiation, neg, "negotiation",
+                            rt_.ts_us(first), (t0 - first) * 1e6,
+                            "\"tensors\":" + std::to_string(r_.names.size()));
+  }
+  Status s;
+  switch (r_.op) {
+    case OpType::kAllreduce: s = allreduce(); break;
+    case OpType::kAllgather: s = allgather(); break;
+    case OpType::kBroadcast: s = broadcast(); break;
+    case OpType::kAlltoall: s = alltoall(); break;
+    case OpType::kReducescatter: s = reducescatter(); break;
+    case OpType::kAddProcessSet: s = add_process_set(); break;
+    case OpType::kJoin:
+      for (auto& e : entries_)
+        if (e) e->handle->set_last_joined(r_.last_joined_rank);
+      break;
+    case OpType::kBarrier: break;  // negotiation already brought every rank here
+  }
+  const double t1 = p_.now();
+  int64_t bytes = 0;
+  for (auto& e : entries_)
+    if (e) bytes += static_cast<int64_t>(e->req.input.bytes());
+  if (rt_.timeline_) {
+    std::string args = "\"tensors\":" + std::to_string(r_.names.size()) +
+                       ",\"bytes\":" + std::to_string(bytes) + ",\"algorithm\":\"" + algorithm_ +
+                       "\",\"process_set\":" + std::to_string(ps_.id) + ",\"names\":\"";
+    for (size_t i = 0; i < r_.names.size() && i < 10; ++i)
+    {
+      if (i) args += ',';
+      args += json_escape(r_.names[i]);
+    }
+    args += r_.names.size() > 10 ? ",...\"" : "\"";
+    rt_.timeline_->complete(rt_.world().rank(), kLaneCollective, optype_name(r_.op),
+                            "communication", rt_.ts_us(t0), (t1 - t0) * 1e6, args);
+  }
+  {
+    std::unique_lock<Mutex> lk(*rt_.queue_mu_);
+    rt_.stats_.responses += 1;
+    rt_.stats_.execution_s += t1 - t0;
+    for (auto& e : entries_) rt_.stats_.tensors += e ? 1 : 0;
+    if (r_.op == OpType::kAllreduce) rt_.stats_.bytes_allreduced += bytes;
+  }
+  complete_all(s);
+  return s;
+}
+
+Status RuntimeImpl::perform(ProcessSet& ps, const Response& r) { return Executor(*this, ps, r).run(); }
+
+}  // namespace hvd

@@ -1,0 +1,54 @@
+// Executor: runs one negotiated response on one rank.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/runtime_impl.h"
+
+namespace hvd {
+
+/// Runs one response on one rank.
+class Executor {
+ public:
+  Executor(RuntimeImpl& rt, ProcessSet& ps, const Response& r)
+      : rt_(rt), ps_(ps), r_(r), p_(*rt.opts_.platform), cfg_(rt.opts_.config) {}
+
+  Status run();
+
+ private:
+  Status allreduce();
+  Status allgather();
+  Status broadcast();
+  Status alltoall();
+  Status reducescatter();
+  Status add_process_set();
+  Status allreduce_with(void* buf, int64_t count);
+  void take_entries();
+  void complete_all(const Status& s);
+  /// Runs `fn` and records it as a timeline phase called `name`.
+  Status phase(std::string_view name, std::string_view cat, const std::function<Status()>& fn);
+  Device& dev() const;
+  int kind() const { return r_.device == DeviceKind::kGPU ? 1 : 0; }
+  CollectiveContext ctx(Transport& t) {
+    const double dl = cfg_.stall_shutdown_time_s > 0 ? p_.now() + cfg_.stall_shutdown_time_s : kNoDeadline;
+    return CollectiveContext{t, dev(), ps_.scratch[kind()], cfg_.pipeline_chunk, dl};
+  }
+  NativeCollectives* native(DataType dt) const {
+    NativeCollectives* n = ps_.t->native();
+    return (n && dt != DataType::kFloat16 && dt != DataType::kBFloat16) ? n : nullptr;
+  }
+  std::string native_name(const char* op) const { return ps_.t->native()->prefix() + "_" + op; }
+
+  RuntimeImpl& rt_;
+  ProcessSet& ps_;
+  const Response& r_;
+  Platform& p_;
+  const Config& cfg_;
+  std::vector<std::optional<TensorEntry>> entries_;
+  std::string algorithm_;
+};
+
+}  // namespace hvd

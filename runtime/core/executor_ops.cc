@@ -1,0 +1,275 @@
+// The per-collective bodies of the Executor (see executor.cc).
+#include <algorithm>
+#include <mutex>
+
+#include "collectives/allgather_ring.h"
+#include "collectives/allreduce_hierarchical.h"
+#include "collectives/allreduce_rhd.h"
+#include "collectives/allreduce_ring.h"
+#include "collectives/alltoall.h"
+#include "collectives/broadcast.h"
+#include "collectives/reducescatter_ring.h"
+#include "core/executor.h"
+
+namespace hvd {
+
+Status Executor::allreduce_with(void* buf, int64_t count) {
+  const DataType dt = r_.dtype;
+  const ReduceOp op = r_.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : r_.reduce_op;
+  const int64_t bytes = count * static_cast<int64_t>(dtype_size(dt));
+  const std::string& alg = cfg_.allreduce_algorithm;
+  NativeCollectives* nat = native(dt);
+  if (alg == "native" && nat) {
+    algorithm_ = native_name("ALLREDUCE");
+    return phase(algorithm_, "communication", [&] { return nat->allreduce(buf, count, dt, op); });
+  }
+  const bool hier_ok = ps_.local && ps_.cross && ps_.t->homogeneous();
+  if (hier_ok && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allreduce))) {
+    algorithm_ = "HIERARCHICAL_ALLREDUCE";
+    const bool small = bytes < cfg_.rhd_threshold;
+    return phase(algorithm_, "communication", [&] {
+      CollectiveContext c = ctx(*ps_.t);
+      return hierarchical_allreduce(c, *ps_.local, *ps_.cross, buf, count, dt, op, small);
+    });
+  }
+  const bool rhd = alg == "rhd" || (alg != "ring" && bytes < cfg_.rhd_threshold);
+  algorithm_ = rhd ? "RHD_ALLREDUCE" : "RING_ALLREDUCE";
+  return phase(algorithm_, "communication", [&] {
+    CollectiveContext c = ctx(*ps_.t);
+    return rhd ? rhd_allreduce(c, buf, count, dt, op) : ring_allreduce(c, buf, count, dt, op);
+  });
+}
+
+Status Executor::allreduce() {
+  const DataType dt = r_.dtype;
+  const size_t es = dtype_size(dt);
+  int64_t total = 0;
+  for (int64_t c : r_.counts) total += c;
+  Device& d = dev();
+  void* buf;
+  const bool in_place = entries_.size() == 1 && entries_[0].has_value();
+  if (in_place) {  // one tensor: work directly in its output, no fusion buffer
+    const OpRequest& q = entries_[0]->req;
+    buf = q.output.data;
+    d.copy(buf, q.input.data, static_cast<size_t>(total) * es);
+  } else {
+    ps_.fusion[kind()].reserve(static_cast<size_t>(total) * es);
+    buf = ps_.fusion[kind()].data();
+    (void)phase("MEMCPY_IN_FUSION_BUFFER", "memcpy", [&] {
+      size_t off = 0;
+      for (size_t i = 0; i < entries_.size(); ++i) {
+        const size_t n = static_cast<size_t>(r_.counts[i]) * es;
+        if (entries_[i]) d.copy(offset(buf, off), entries_[i]->req.input.data, n);
+        else d.fill_identity(offset(buf, off), r_.counts[i], dt, r_.reduce_op);  // joined rank
+        off += n;
+      }
+      return Status::OK();
+    });
+  }
+  if (r_.prescale != 1.0) d.scale(buf, total, dt, r_.prescale);
+  Status s = allreduce_with(buf, total);
+  if (!s.ok()) return s;
+  double post = r_.postscale;
+  if (r_.reduce_op == ReduceOp::kAverage) post /= ps_.t->size();
+  if (post != 1.0) d.scale(buf, total, dt, post);
+  if (in_place) return Status::OK();
+  return phase("MEMCPY_OUT_FUSION_BUFFER", "memcpy", [&] {
+    size_t off = 0;
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      const size_t n = static_cast<size_t>(r_.counts[i]) * es;
+      if (entries_[i]) d.copy(entries_[i]->req.output.data, offset(buf, off), n);
+      off += n;
+    }
+    return Status::OK();
+  });
+}
+
+Status Executor::allgather() {
+  const int p = ps_.t->size();
+  const int me = ps_.t->rank();
+  const size_t row_bytes = static_cast<size_t>(r_.row_elems[0]) * dtype_size(r_.dtype);
+  std::vector<size_t> bytes(static_cast<size_t>(p));
+  size_t total = 0, mine_off = 0;
+  int64_t rows = 0;
+  for (int r = 0; r < p; ++r) {
+    bytes[static_cast<size_t>(r)] = static_cast<size_t>(r_.first_dims[static_cast<size_t>(r)]) * row_bytes;
+    if (r < me) mine_off += bytes[static_cast<size_t>(r)];
+    total += bytes[static_cast<size_t>(r)];
+    rows += r_.first_dims[static_cast<size_t>(r)];
+  }
+  Device& d = dev();
+  void* out;
+  if (entries_[0]) {
+    HandleImpl& h = *entries_[0]->handle;
+    h.output_buffer() = DeviceBuffer(&d, total);
+    std::vector<int64_t> shape = entries_[0]->req.input.shape;
+    shape[0] = rows;
+    h.set_output(total, shape);
+    out = h.output_buffer().data();
+    d.copy(offset(out, mine_off), entries_[0]->req.input.data, bytes[static_cast<size_t>(me)]);
+  } else {  // joined rank: relay into scratch
+    ps_.fusion[kind()].reserve(total);
+    out = ps_.fusion[kind()].data();
+  }
+  const std::string& alg = cfg_.allgather_algorithm;
+  NativeCollectives* nat = native(r_.dtype);
+  if (alg == "native" && nat) {
+    algorithm_ = native_name("ALLGATHER");
+    return phase(algorithm_, "communication", [&] {
+      return nat->allgatherv(offset(out, mine_off), out, bytes);
+    });
+  }
+  bool contiguous = ps_.local && ps_.cross && ps_.t->homogeneous();
+  for (int r = 0; contiguous && r < p; ++r)
+    contiguous = ps_.t->node_of(r) == ps_.t->node_of((r / ps_.local->size()) * ps_.local->size());
+  if (contiguous && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allgather))) {
+    algorithm_ = "HIERARCHICAL_ALLGATHER";
+    return phase(algorithm_, "communication", [&] {
+      CollectiveContext c = ctx(*ps_.t);
+      return hierarchical_allgatherv(c, *ps_.local, *ps_.cross, out, bytes);
+    });
+  }
+  algorithm_ = "RING_ALLGATHER";
+  return phase(algorithm_, "communication", [&] {
+    CollectiveContext c = ctx(*ps_.t);
+    return ring_allgatherv(c, out, bytes);
+  });
+}
+
+Status Executor::broadcast() {
+  const OpRequest& q = entries_[0]->req;
+  const size_t bytes = q.input.bytes();
+  const std::string& alg = cfg_.broadcast_algorithm;
+  NativeCollectives* nat = ps_.t->native();
+  Status s;
+  if (alg == "native" && nat) {
+    algorithm_ = native_name("BCAST");
+    s = phase(algorithm_, "communication", [&] { return nat->broadcast(q.input.data, bytes, r_.root); });
+  } else {
+    const bool pipe = alg == "pipeline" ||
+                      (alg == "auto" && ps_.t->size() > 2 && bytes > static_cast<size_t>(cfg_.pipeline_chunk));
+    algorithm_ = pipe ? "PIPELINED_BROADCAST" : "TREE_BROADCAST";
+    s = phase(algorithm_, "communication", [&] {
+      CollectiveContext c = ctx(*ps_.t);
+      return pipe ? pipelined_broadcast(c, q.input.data, bytes, r_.root)
+                  : tree_broadcast(c, q.input.data, bytes, r_.root);
+    });
+  }
+  if (s.ok() && q.output.data && q.output.data != q.input.data && q.output.bytes() == bytes)
+    dev().copy(q.output.data, q.input.data, bytes);
+  return s;
+}
+
+Status Executor::alltoall() {
+  const OpRequest& q = entries_[0]->req;
+  const int p = ps_.t->size();
+  const size_t row_bytes = static_cast<size_t>(r_.row_elems[0]) * dtype_size(r_.dtype);
+  std::vector<int64_t> send_rows = q.splits;
+  if (send_rows.empty()) send_rows.assign(static_cast<size_t>(p), q.input.shape[0] / p);
+  std::vector<int64_t> recv_rows;
+  CollectiveContext c = ctx(*ps_.t);
+  Status s = exchange_counts(c, send_rows, &recv_rows);
+  if (!s.ok()) return s;
+  std::vector<size_t> sb(static_cast<size_t>(p)), rb(static_cast<size_t>(p));
+  size_t total = 0;
+  int64_t rows = 0;
+  for (size_t r = 0; r < sb.size(); ++r) {
+    sb[r] = static_cast<size_t>(send_rows[r]) * row_bytes;
+    rb[r] = static_cast<size_t>(recv_rows[r]) * row_bytes;
+    total += rb[r];
+    rows += recv_rows[r];
+  }
+  HandleImpl& h = *entries_[0]->handle;
+  h.output_buffer() = DeviceBuffer(&dev(), total);
+  std::vector<int64_t> shape = q.input.shape;
+  shape[0] = rows;
+  h.set_output(total, shape);
+  h.set_splits(recv_rows);
+  NativeCollectives* nat = ps_.t->native();
+  if (cfg_.alltoall_algorithm == "native" && nat) {
+    algorithm_ = native_name("ALLTOALL");
+    return phase(algorithm_, "communication", [&] {
+      return nat->alltoallv(q.input.data, sb, h.output_buffer().data(), rb);
+    });
+  }
+  algorithm_ = "PAIRWISE_ALLTOALL";
+  return phase(algorithm_, "communication", [&] {
+    return pairwise_alltoallv(c, q.input.data, sb, h.output_buffer().data(), rb);
+  });
+}
+
+Status Executor::reducescatter() {
+  const OpRequest& q = entries_[0]->req;
+  const int p = ps_.t->size();
+  const int me = ps_.t->rank();
+  const DataType dt = r_.dtype;
+  const size_t es = dtype_size(dt);
+  const int64_t row = r_.row_elems[0];
+  const ReduceOp op = r_.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : r_.reduce_op;
+  std::vector<int64_t> off = even_split(r_.first_dims[0], p);
+  for (auto& o : off) o *= row;
+  const int64_t count = off.back();
+  Device& d = dev();
+  ps_.fusion[kind()].reserve(static_cast<size_t>(count) * es);
+  void* work = ps_.fusion[kind()].data();
+  (void)phase("MEMCPY_IN_FUSION_BUFFER", "memcpy", [&] {
+    d.copy(work, q.input.data, static_cast<size_t>(count) * es);
+    return Status::OK();
+  });
+  if (r_.prescale != 1.0) d.scale(work, count, dt, r_.prescale);
+  const int64_t mine = off[static_cast<size_t>(me) + 1] - off[static_cast<size_t>(me)];
+  HandleImpl& h = *entries_[0]->handle;
+  h.output_buffer() = DeviceBuffer(&d, static_cast<size_t>(mine) * es);
+  std::vector<int64_t> shape = q.input.shape;
+  shape[0] = row ? mine / row : 0;
+  h.set_output(static_cast<size_t>(mine) * es, shape);
+  NativeCollectives* nat = native(dt);
+  Status s;
+  if (cfg_.reducescatter_algorithm == "native" && nat) {
+    algorithm_ = native_name("REDUCESCATTER");
+    std::vector<int64_t> counts;
+    for (int r = 0; r < p; ++r) counts.push_back(off[static_cast<size_t>(r) + 1] - off[static_cast<size_t>(r)]);
+    s = phase(algorithm_, "communication", [&] { return nat->reducescatter(work, h.output_buffer().data(), counts, dt, op); });
+  } else {
+    algorithm_ = "RING_REDUCESCATTER";
+    s = phase(algorithm_, "communication", [&] {
+      CollectiveContext c = ctx(*ps_.t);
+      return ring_reducescatter(c, work, off, dt, op);
+    });
+    if (s.ok()) d.copy(h.output_buffer().data(), offset(work, static_cast<size_t>(off[static_cast<size_t>(me)]) * es), static_cast<size_t>(mine) * es);
+  }
+  if (!s.ok()) return s;
+  double post = r_.postscale;
+  if (r_.reduce_op == ReduceOp::kAverage) post /= p;
+  if (post != 1.0) d.scale(h.output_buffer().data(), mine, dt, post);
+  return Status::OK();
+}
+
+Status Executor::add_process_set() {
+  const int me = rt_.world().rank();
+  const bool member = std::find(r_.ranks.begin(), r_.ranks.end(), me) != r_.ranks.end();
+  std::unique_ptr<Transport> sub = ps_.t->split(member ? 0 : -1, me);
+  const int id = static_cast<int>(rt_.set_ranks_.size());
+  std::vector<int> ranks(r_.ranks.begin(), r_.ranks.end());
+  std::sort(ranks.begin(), ranks.end());
+  {
+    std::unique_lock<Mutex> lk(*rt_.queue_mu_);
+    rt_.set_ranks_.push_back(ranks);
+  }
+  if (member) {
+    auto ps = std::make_unique<ProcessSet>();
+    ps->id = id;
+    ps->world_ranks = ranks;
+    ps->owned = std::move(sub);
+    ps->t = ps->owned.get();
+    Status s = rt_.init_process_set(*ps);
+    if (!s.ok()) return s;
+    std::unique_lock<Mutex> lk(*rt_.queue_mu_);
+    rt_.sets_[id] = std::move(ps);
+  }
+  for (auto& e : entries_)
+    if (e) e->handle->set_process_set_id(id);
+  return Status::OK();
+}
+
+}  // namespace hvd

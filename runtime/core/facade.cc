@@ -1,0 +1,122 @@
+// The free-function API over one default Runtime per process (the only process-level
+// state; the core itself has none). Under MPI the world is MPI_COMM_WORLD; built without
+// MPI it is a single rank.
+#include <memory>
+
+#include "hvd/hvd.h"
+#include "hvd/local.h"
+#ifdef HVD_HAVE_MPI
+#include "hvd/mpi.h"
+#endif
+
+namespace hvd {
+
+namespace {
+
+struct DefaultInstance {
+  std::unique_ptr<Platform> platform;
+  std::unique_ptr<Device> cpu;
+  std::unique_ptr<LocalWorld> local_world;
+  std::unique_ptr<Transport> transport;
+  std::unique_ptr<Runtime> runtime;
+};
+
+DefaultInstance& instance() {
+  static DefaultInstance inst;
+  return inst;
+}
+
+}  // namespace
+
+Status init() {
+  DefaultInstance& d = instance();
+  if (d.runtime) return Status::OK();
+  Config cfg;
+  Status s = Config::from_process_env(&cfg);
+  if (!s.ok()) return s;
+#ifdef HVD_HAVE_MPI
+  s = init_mpi(nullptr, nullptr);
+  if (!s.ok()) return s;
+  d.transport = make_mpi_world_transport();
+#else
+  d.local_world = std::make_unique<LocalWorld>(1);
+  d.transport = d.local_world->transport(0);
+#endif
+  d.platform = make_std_platform();
+  d.cpu = make_cpu_device();
+  RuntimeOptions o;
+  o.platform = d.platform.get();
+  o.transport = d.transport.get();
+  o.cpu = d.cpu.get();
+  o.config = cfg;
+  d.runtime = std::make_unique<Runtime>(o);
+  s = d.runtime->start();
+  if (!s.ok()) d.runtime.reset();
+  return s;
+}
+
+Status shutdown() {
+  DefaultInstance& d = instance();
+  Status s;
+  if (d.runtime) s = d.runtime->shutdown();
+  d.runtime.reset();
+  d.transport.reset();
+  d.local_world.reset();
+#ifdef HVD_HAVE_MPI
+  finalize_mpi();
+#endif
+  return s;
+}
+
+bool is_initialized() { return instance().runtime != nullptr; }
+Runtime* runtime() { return instance().runtime.get(); }
+int rank() { return runtime() ? runtime()->rank() : -1; }
+int size() { return runtime() ? runtime()->size() : -1; }
+int local_rank() { return runtime() ? runtime()->local_rank() : -1; }
+int local_size() { return runtime() ? runtime()->local_size() : -1; }
+int cross_rank() { return runtime() ? runtime()->cross_rank() : -1; }
+int cross_size() { return runtime() ? runtime()->cross_size() : -1; }
+
+namespace {
+Status not_init() { return Status::Precondition("hvd::init() has not been called"); }
+Handle not_init_handle() {
+  OpRequest q;  // enqueue on a stopped runtime is rejected with a clear status
+  Runtime* r = runtime();
+  if (r) return r->enqueue(q);
+  static std::unique_ptr<Platform> p = make_std_platform();
+  static std::unique_ptr<Device> c = make_cpu_device();
+  static LocalWorld w(1);
+  static std::unique_ptr<Transport> t = w.transport(0);
+  static Runtime stopped(RuntimeOptions{p.get(), t.get(), c.get(), nullptr, Config{}, nullptr, nullptr, 0});
+  return stopped.enqueue(q);
+}
+}  // namespace
+
+Status allreduce(const std::string& name, const Tensor& in, const Tensor& out, ReduceOp op,
+                 double prescale, double postscale) {
+  return runtime() ? runtime()->allreduce(name, in, out, op, prescale, postscale) : not_init();
+}
+Handle allreduce_async(const std::string& name, const Tensor& in, const Tensor& out, ReduceOp op,
+                       double prescale, double postscale) {
+  return runtime() ? runtime()->allreduce_async(name, in, out, op, prescale, postscale) : not_init_handle();
+}
+Status grouped_allreduce(const std::vector<std::string>& names, const std::vector<Tensor>& ins,
+                         const std::vector<Tensor>& outs, ReduceOp op) {
+  return runtime() ? runtime()->grouped_allreduce(names, ins, outs, op) : not_init();
+}
+Handle allgather_async(const std::string& name, const Tensor& in) {
+  return runtime() ? runtime()->allgather_async(name, in) : not_init_handle();
+}
+Status broadcast(const std::string& name, const Tensor& buf, int root) {
+  return runtime() ? runtime()->broadcast(name, buf, root) : not_init();
+}
+Handle alltoall_async(const std::string& name, const Tensor& in, const std::vector<int64_t>& splits) {
+  return runtime() ? runtime()->alltoall_async(name, in, splits) : not_init_handle();
+}
+Handle reducescatter_async(const std::string& name, const Tensor& in, ReduceOp op) {
+  return runtime() ? runtime()->reducescatter_async(name, in, op) : not_init_handle();
+}
+Status barrier() { return runtime() ? runtime()->barrier() : not_init(); }
+Status join(int* last) { return runtime() ? runtime()->join(last) : not_init(); }
+
+}  // namespace hvd

@@ -1,0 +1,37 @@
+#include "core/fusion.h"
+
+namespace hvd {
+
+bool fusable(const Response& a, const Response& b) {
+  return a.op == OpType::kAllreduce && b.op == OpType::kAllreduce && a.error.empty() &&
+         b.error.empty() && a.dtype == b.dtype && a.reduce_op == b.reduce_op &&
+         a.device == b.device && a.prescale == b.prescale && a.postscale == b.postscale &&
+         a.joined == b.joined;
+}
+
+std::vector<Response> fuse_responses(std::vector<Response> in, int64_t threshold) {
+  if (threshold <= 0 || in.size() < 2) return in;
+  std::vector<Response> out;
+  std::vector<bool> used(in.size(), false);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (used[i]) continue;
+    Response acc = std::move(in[i]);
+    used[i] = true;
+    if (acc.op == OpType::kAllreduce && acc.error.empty()) {
+      int64_t bytes = acc.bytes();
+      for (size_t j = i + 1; j < in.size() && bytes < threshold; ++j) {
+        if (used[j] || !fusable(acc, in[j])) continue;  // look past non-matching responses
+        const int64_t b = in[j].bytes();
+        if (bytes + b > threshold) continue;
+        acc.names.insert(acc.names.end(), in[j].names.begin(), in[j].names.end());
+        acc.counts.insert(acc.counts.end(), in[j].counts.begin(), in[j].counts.end());
+        bytes += b;
+        used[j] = true;
+      }
+    }
+    out.push_back(std::move(acc));
+  }
+  return out;
+}
+
+}  // namespace hvd

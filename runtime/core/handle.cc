@@ -1,0 +1,48 @@
+#include "core/handle.h"
+
+#include <mutex>
+
+namespace hvd {
+
+Status HandleImpl::wait() {
+  std::unique_lock<Mutex> lk(*sig_->mu);
+  while (!done_) sig_->cv->wait(*sig_->mu);
+  return status_;
+}
+
+bool HandleImpl::poll() {
+  std::unique_lock<Mutex> lk(*sig_->mu);
+  return done_;
+}
+
+void HandleImpl::complete(Status s) {
+  {
+    std::unique_lock<Mutex> lk(*sig_->mu);
+    if (done_) return;
+    status_ = std::move(s);
+    done_ = true;
+  }
+  sig_->cv->notify_all();
+}
+
+namespace {
+// Immutable once built, so it needs no lock.
+class ReadyHandle final : public OpHandle {
+ public:
+  explicit ReadyHandle(Status s) : s_(std::move(s)) {}
+  Status wait() override { return s_; }
+  bool poll() override { return true; }
+  const void* output() const override { return nullptr; }
+  size_t output_bytes() const override { return 0; }
+  std::vector<int64_t> output_shape() const override { return {}; }
+  std::vector<int64_t> received_splits() const override { return {}; }
+  int last_joined_rank() const override { return -1; }
+
+ private:
+  Status s_;
+};
+}  // namespace
+
+Handle finished_handle(Status s) { return std::make_shared<ReadyHandle>(std::move(s)); }
+
+}  // namespace hvd

@@ -1,0 +1,60 @@
+// The runtime's OpHandle: completion state of one operation, signalled through a
+// condition variable shared by all handles of a runtime (one per runtime, not per op).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "hvd/platform.h"
+#include "hvd/runtime.h"
+
+namespace hvd {
+
+/// Mutex + condition variable that every handle of one runtime waits on.
+struct CompletionSignal {
+  std::unique_ptr<Mutex> mu;   ///< guards every handle's state
+  std::unique_ptr<CondVar> cv;  ///< notified when any handle completes
+};
+
+/// OpHandle implementation; the background loop fills it and calls complete().
+class HandleImpl final : public OpHandle {
+ public:
+  explicit HandleImpl(std::shared_ptr<CompletionSignal> sig) : sig_(std::move(sig)) {}
+  Status wait() override;
+  bool poll() override;
+  const void* output() const override { return output_.data(); }
+  size_t output_bytes() const override { return output_bytes_; }
+  std::vector<int64_t> output_shape() const override { return output_shape_; }
+  std::vector<int64_t> received_splits() const override { return splits_; }
+  int last_joined_rank() const override { return last_joined_; }
+
+  /// Marks the operation finished with `s` and wakes waiters.
+  void complete(Status s);
+  /// Runtime-side access to results.
+  DeviceBuffer& output_buffer() { return output_; }
+  void set_output(size_t bytes, std::vector<int64_t> shape) {
+    output_bytes_ = bytes;
+    output_shape_ = std::move(shape);
+  }
+  void set_splits(std::vector<int64_t> s) { splits_ = std::move(s); }
+  void set_last_joined(int r) { last_joined_ = r; }
+  /// add_process_set: the new set's id.
+  int process_set_id() const { return process_set_id_; }
+  void set_process_set_id(int id) { process_set_id_ = id; }
+
+ private:
+  std::shared_ptr<CompletionSignal> sig_;
+  bool done_ = false;
+  Status status_;
+  DeviceBuffer output_;
+  size_t output_bytes_ = 0;
+  std::vector<int64_t> output_shape_;
+  std::vector<int64_t> splits_;
+  int last_joined_ = -1;
+  int process_set_id_ = -1;
+};
+
+/// A handle that is already finished with `s` (used for calls rejected up front).
+Handle finished_handle(Status s);
+
+}  // namespace hvd

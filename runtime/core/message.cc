@@ -1,0 +1,142 @@
+#include "core/message.h"
+
+#include <cstring>
+
+namespace hvd {
+
+int64_t Response::bytes() const {
+  int64_t n = 0;
+  for (int64_t c : counts) n += c;
+  return n * static_cast<int64_t>(dtype_size(dtype));
+}
+
+void Writer::raw(const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  buf_.insert(buf_.end(), b, b + n);
+}
+void Writer::str(const std::string& s) {
+  i64(static_cast<int64_t>(s.size()));
+  raw(s.data(), s.size());
+}
+void Writer::i64s(const std::vector<int64_t>& v) {
+  i64(static_cast<int64_t>(v.size()));
+  raw(v.data(), v.size() * sizeof(int64_t));
+}
+void Writer::i32s(const std::vector<int32_t>& v) {
+  i64(static_cast<int64_t>(v.size()));
+  raw(v.data(), v.size() * sizeof(int32_t));
+}
+
+bool Reader::take(void* out, size_t n) {
+  if (failed_ || static_cast<size_t>(end_ - p_) < n) {
+    failed_ = true;
+    std::memset(out, 0, n);
+    return false;
+  }
+  std::memcpy(out, p_, n);
+  p_ += n;
+  return true;
+}
+uint8_t Reader::u8() { uint8_t v; take(&v, 1); return v; }
+int32_t Reader::i32() { int32_t v; take(&v, 4); return v; }
+int64_t Reader::i64() { int64_t v; take(&v, 8); return v; }
+double Reader::f64() { double v; take(&v, 8); return v; }
+std::string Reader::str() {
+  int64_t n = i64();
+  if (failed_ || n < 0 || n > end_ - p_) { failed_ = true; return {}; }
+  std::string s(reinterpret_cast<const char*>(p_), static_cast<size_t>(n));
+  p_ += n;
+  return s;
+}
+std::vector<int64_t> Reader::i64s() {
+  int64_t n = i64();
+  if (failed_ || n < 0 || n > (end_ - p_) / 8) { failed_ = true; return {}; }
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  take(v.data(), v.size() * 8);
+  return v;
+}
+std::vector<int32_t> Reader::i32s() {
+  int64_t n = i64();
+  if (failed_ || n < 0 || n > (end_ - p_) / 4) { failed_ = true; return {}; }
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  take(v.data(), v.size() * 4);
+  return v;
+}
+
+void write_request(Writer& w, const TensorRequest& r) {
+  w.i32(r.rank);
+  w.u8(static_cast<uint8_t>(r.op));
+  w.u8(static_cast<uint8_t>(r.dtype));
+  w.u8(static_cast<uint8_t>(r.reduce_op));
+  w.u8(static_cast<uint8_t>(r.device));
+  w.i32(r.root);
+  w.f64(r.prescale);
+  w.f64(r.postscale);
+  w.i32(r.group_id);
+  w.i32(r.group_size);
+  w.str(r.name);
+  w.i64s(r.shape);
+  w.i32s(r.ranks);
+}
+
+TensorRequest read_request(Reader& rd) {
+  TensorRequest r;
+  r.rank = rd.i32();
+  r.op = static_cast<OpType>(rd.u8());
+  r.dtype = static_cast<DataType>(rd.u8());
+  r.reduce_op = static_cast<ReduceOp>(rd.u8());
+  r.device = static_cast<DeviceKind>(rd.u8());
+  r.root = rd.i32();
+  r.prescale = rd.f64();
+  r.postscale = rd.f64();
+  r.group_id = rd.i32();
+  r.group_size = rd.i32();
+  r.name = rd.str();
+  r.shape = rd.i64s();
+  r.ranks = rd.i32s();
+  return r;
+}
+
+void write_response(Writer& w, const Response& r) {
+  w.u8(static_cast<uint8_t>(r.op));
+  w.u8(static_cast<uint8_t>(r.dtype));
+  w.u8(static_cast<uint8_t>(r.reduce_op));
+  w.u8(static_cast<uint8_t>(r.device));
+  w.i32(r.root);
+  w.f64(r.prescale);
+  w.f64(r.postscale);
+  w.i32(r.last_joined_rank);
+  w.str(r.error);
+  w.u8(r.error_code);
+  w.i64(static_cast<int64_t>(r.names.size()));
+  for (const auto& n : r.names) w.str(n);
+  w.i64s(r.counts);
+  w.i64s(r.first_dims);
+  w.i64s(r.row_elems);
+  w.i32s(r.joined);
+  w.i32s(r.ranks);
+}
+
+Response read_response(Reader& rd) {
+  Response r;
+  r.op = static_cast<OpType>(rd.u8());
+  r.dtype = static_cast<DataType>(rd.u8());
+  r.reduce_op = static_cast<ReduceOp>(rd.u8());
+  r.device = static_cast<DeviceKind>(rd.u8());
+  r.root = rd.i32();
+  r.prescale = rd.f64();
+  r.postscale = rd.f64();
+  r.last_joined_rank = rd.i32();
+  r.error = rd.str();
+  r.error_code = rd.u8();
+  int64_t n = rd.i64();
+  for (int64_t i = 0; i < n && !rd.failed(); ++i) r.names.push_back(rd.str());
+  r.counts = rd.i64s();
+  r.first_dims = rd.i64s();
+  r.row_elems = rd.i64s();
+  r.joined = rd.i32s();
+  r.ranks = rd.i32s();
+  return r;
+}
+
+}  // namespace hvd

@@ -1,0 +1,100 @@
+// Negotiation messages: what a rank says it is ready for (TensorRequest), and what the
+// coordinator decides everyone does next (Response), with a compact binary encoding.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hvd/types.h"
+
+namespace hvd {
+
+/// One rank's readiness for one tensor.
+struct TensorRequest {
+  int32_t rank = 0;                         ///< submitting rank (in the process set)
+  OpType op = OpType::kAllreduce;           ///< collective
+  DataType dtype = DataType::kFloat32;      ///< element type
+  ReduceOp reduce_op = ReduceOp::kSum;      ///< reduction
+  DeviceKind device = DeviceKind::kCPU;     ///< where the tensor lives
+  int32_t root = 0;                         ///< broadcast root
+  double prescale = 1.0;                    ///< input scale factor
+  double postscale = 1.0;                   ///< output scale factor
+  int32_t group_id = -1;                    ///< grouped allreduce id (-1: none)
+  int32_t group_size = 0;                   ///< members of the group
+  std::string name;                         ///< tensor name
+  std::vector<int64_t> shape;               ///< tensor shape
+  std::vector<int32_t> ranks;               ///< add_process_set: the member ranks
+};
+
+/// What every rank of a process set executes next, in the same order.
+struct Response {
+  OpType op = OpType::kAllreduce;           ///< collective
+  DataType dtype = DataType::kFloat32;      ///< element type
+  ReduceOp reduce_op = ReduceOp::kSum;      ///< reduction
+  DeviceKind device = DeviceKind::kCPU;     ///< device
+  int32_t root = 0;                         ///< broadcast root
+  double prescale = 1.0;                    ///< input scale
+  double postscale = 1.0;                   ///< output scale
+  int32_t last_joined_rank = -1;            ///< join: last rank that joined
+  std::string error;                        ///< non-empty: every rank fails these tensors
+  uint8_t error_code = 0;                   ///< StatusCode of the error
+  std::vector<std::string> names;           ///< tensors (several after fusion)
+  std::vector<int64_t> counts;              ///< elements per tensor (allreduce/broadcast)
+  std::vector<int64_t> first_dims;          ///< allgather: [tensor][rank] first-dim sizes
+  std::vector<int64_t> row_elems;           ///< allgather/alltoall: elements per first-dim row
+  std::vector<int32_t> joined;              ///< ranks that had joined (contribute identity)
+  std::vector<int32_t> ranks;               ///< add_process_set members
+
+  /// Payload bytes of all tensors (allreduce) for fusion accounting.
+  int64_t bytes() const;
+};
+
+/// Appends primitive values to a byte vector.
+class Writer {
+ public:
+  void u8(uint8_t v) { buf_.push_back(v); }
+  void i32(int32_t v) { raw(&v, sizeof v); }
+  void i64(int64_t v) { raw(&v, sizeof v); }
+  void f64(double v) { raw(&v, sizeof v); }
+  void str(const std::string& s);
+  void i64s(const std::vector<int64_t>& v);
+  void i32s(const std::vector<int32_t>& v);
+  void raw(const void* p, size_t n);
+  std::vector<uint8_t>& bytes() { return buf_; }
+
+ private:
+  std::vector<uint8_t> buf_;
+};
+
+/// Reads what a Writer wrote; any overrun sets failed().
+class Reader {
+ public:
+  Reader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
+  uint8_t u8();
+  int32_t i32();
+  int64_t i64();
+  double f64();
+  std::string str();
+  std::vector<int64_t> i64s();
+  std::vector<int32_t> i32s();
+  bool failed() const { return failed_; }
+  bool done() const { return p_ == end_; }
+
+ private:
+  bool take(void* out, size_t n);
+  const uint8_t* p_;
+  const uint8_t* end_;
+  bool failed_ = false;
+};
+
+/// Encodes a request.
+void write_request(Writer& w, const TensorRequest& r);
+/// Decodes a request.
+TensorRequest read_request(Reader& r);
+/// Encodes a response.
+void write_response(Writer& w, const Response& r);
+/// Decodes a response.
+Response read_response(Reader& r);
+
+}  // namespace hvd

@@ -1,0 +1,94 @@
+#include "core/response_cache.h"
+
+namespace hvd {
+
+ResponseCache::ResponseCache(int64_t capacity) : capacity_(capacity) {
+  slots_.resize(static_cast<size_t>(capacity));
+  for (int64_t i = capacity - 1; i >= 0; --i) free_.push_back(static_cast<int>(i));
+}
+
+bool ResponseCache::cacheable(const Response& r) {
+  return r.error.empty() && r.joined.empty() &&
+         (r.op == OpType::kAllreduce || r.op == OpType::kBroadcast ||
+          r.op == OpType::kReducescatter || r.op == OpType::kAlltoall);
+}
+
+namespace {
+
+// The parts of a request a cached response must agree with.
+bool matches(const Response& c, const TensorRequest& q) {
+  if (c.op != q.op || c.dtype != q.dtype || c.device != q.device || q.group_id >= 0) return false;
+  const int64_t rows = q.shape.empty() ? 1 : q.shape[0];
+  const int64_t row = rows ? num_elements(q.shape) / rows : 0;
+  switch (q.op) {
+    case OpType::kAllreduce:
+      return c.reduce_op == q.reduce_op && c.prescale == q.prescale &&
+             c.postscale == q.postscale && c.counts[0] == num_elements(q.shape);
+    case OpType::kBroadcast:
+      return c.root == q.root && c.counts[0] == num_elements(q.shape);
+    case OpType::kReducescatter:
+      return c.reduce_op == q.reduce_op && c.prescale == q.prescale &&
+             c.postscale == q.postscale && c.first_dims[0] == rows && c.row_elems[0] == row;
+    case OpType::kAlltoall:
+      return !q.shape.empty() && c.row_elems[0] == row;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+ResponseCache::Lookup ResponseCache::lookup(const TensorRequest& req, int* bit) const {
+  auto it = by_name_.find(req.name);
+  if (it == by_name_.end()) return Lookup::kMiss;
+  *bit = it->second;
+  return matches(slots_[static_cast<size_t>(it->second)]->response, req) ? Lookup::kHit
+                                                                          : Lookup::kStale;
+}
+
+void ResponseCache::put(const Response& single) {
+  if (!enabled()) return;
+  auto it = by_name_.find(single.names[0]);
+  if (it != by_name_.end()) {
+    Entry& e = *slots_[static_cast<size_t>(it->second)];
+    e.response = single;
+    lru_.splice(lru_.begin(), lru_, e.lru);
+    return;
+  }
+  if (free_.empty()) erase(lru_.back());
+  int bit = free_.back();
+  free_.pop_back();
+  lru_.push_front(bit);
+  slots_[static_cast<size_t>(bit)] = Entry{single, lru_.begin()};
+  by_name_[single.names[0]] = bit;
+}
+
+const Response& ResponseCache::use(int bit) {
+  Entry& e = *slots_[static_cast<size_t>(bit)];
+  lru_.splice(lru_.begin(), lru_, e.lru);
+  return e.response;
+}
+
+void ResponseCache::erase(int bit) {
+  auto& slot = slots_[static_cast<size_t>(bit)];
+  if (!slot) return;
+  by_name_.erase(slot->response.names[0]);
+  lru_.erase(slot->lru);
+  slot.reset();
+  free_.push_back(bit);
+}
+
+std::vector<Response> split_response(const Response& r) {
+  std::vector<Response> out;
+  for (size_t i = 0; i < r.names.size(); ++i) {
+    Response s = r;
+    s.names = {r.names[i]};
+    s.counts = i < r.counts.size() ? std::vector<int64_t>{r.counts[i]} : std::vector<int64_t>{};
+    s.first_dims = i < r.first_dims.size() ? std::vector<int64_t>{r.first_dims[i]} : std::vector<int64_t>{};
+    s.row_elems = i < r.row_elems.size() ? std::vector<int64_t>{r.row_elems[i]} : std::vector<int64_t>{};
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace hvd

@@ -1,0 +1,355 @@
+// RuntimeImpl: start-up agreement, the enqueue funnel and the background loop.
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "core/runtime_impl.h"
+
+namespace hvd {
+
+namespace {
+
+LogLevel level_of(const Config& c) {
+  LogLevel l = LogLevel::kWarning;
+  parse_log_level(c.log_level, &l);
+  return l;
+}
+
+// "timeline.json" -> "timeline.rank3.json" for ranks other than 0.
+std::string rank_file(const std::string& path, int rank) {
+  if (rank == 0) return path;
+  const size_t dot = path.rfind('.');
+  const size_t slash = path.rfind('/');
+  const std::string tag = ".rank" + std::to_string(rank);
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + tag;
+  return path.substr(0, dot) + tag + path.substr(dot);
+}
+
+TensorRequest to_message(const OpRequest& q, int rank) {
+  TensorRequest m;
+  m.rank = rank;
+  m.op = q.op;
+  m.dtype = q.input.dtype;
+  m.reduce_op = q.reduce_op;
+  m.device = q.input.device;
+  m.root = q.root;
+  m.prescale = q.prescale;
+  m.postscale = q.postscale;
+  m.group_id = q.group_id;
+  m.group_size = q.group_size;
+  m.name = q.name;
+  m.shape = q.input.shape;
+  m.ranks.assign(q.set_ranks.begin(), q.set_ranks.end());
+  return m;
+}
+
+}  // namespace
+
+RuntimeImpl::RuntimeImpl(RuntimeOptions opts)
+    : opts_(std::move(opts)),
+      log_(opts_.log, level_of(opts_.config), opts_.transport ? opts_.transport->rank() : -1) {}
+
+RuntimeImpl::~RuntimeImpl() {
+  if (running_) (void)shutdown();
+}
+
+// Rank 0 checks that every rank runs with the same knobs and hands out the time origin.
+static Status agree_on_start(Transport& t, Platform& p, const Logger& log, const Config& cfg,
+                             double* origin) {
+  ControlPlane cp(t, p, log, cfg.stall_check_time_s, cfg.stall_shutdown_time_s);
+  std::ostringstream mine;
+  for (const auto& [k, v] : cfg.describe())
+    if (k != "timeline" && k != "log_level" && k != "autotune_log") mine << k << '=' << v << ';';
+  const std::string m = mine.str();
+  std::vector<std::vector<uint8_t>> all;
+  Status s = cp.gather(std::vector<uint8_t>(m.begin(), m.end()), &all);
+  if (!s.ok()) return s;
+  Writer w;
+  if (t.rank() == 0) {
+    std::string err;
+    for (size_t r = 1; r < all.size() && err.empty(); ++r) {
+      std::string other(all[r].begin(), all[r].end());
+      if (other != m) err = "Mismatched knobs: rank 0 runs with {" + m + "} but rank " +
+                            std::to_string(r) + " with {" + other + "}";
+    }
+    w.str(err);
+    w.f64(p.now());
+  }
+  std::vector<uint8_t> plan = std::move(w.bytes());
+  s = cp.bcast(&plan);
+  if (!s.ok()) return s;
+  Reader rd(plan.data(), plan.size());
+  std::string err = rd.str();
+  *origin = rd.f64();
+  if (!err.empty()) return Status::Mismatch(err);
+  return Status::OK();
+}
+
+Status RuntimeImpl::start() {
+  if (running_) return Status::Precondition("runtime already started");
+  if (!opts_.platform || !opts_.transport || !opts_.cpu)
+    return Status::InvalidArgument("runtime needs a platform, a transport and a cpu device");
+  Status s = opts_.config.validate();
+  if (!s.ok()) return s;
+  signal_ = std::make_shared<CompletionSignal>();
+  signal_->mu = opts_.platform->make_mutex();
+  signal_->cv = opts_.platform->make_condvar();
+  queue_mu_ = opts_.platform->make_mutex();
+  stopped_ = false;
+  failure_ = Status::OK();
+  shutdown_requested_ = false;
+  Transport& t = *opts_.transport;
+  double origin = 0;
+  s = agree_on_start(t, *opts_.platform, log_, opts_.config, &origin);
+  if (!s.ok()) return s;
+  if (opts_.time_origin == 0) opts_.time_origin = origin;
+  timeline_ = opts_.timeline;
+  if (!timeline_ && !opts_.config.timeline.empty()) {
+    own_timeline_ = TimelineWriter::open(rank_file(opts_.config.timeline, t.rank()), &s);
+    if (!s.ok()) return s;
+    timeline_ = own_timeline_.get();
+  }
+  if (timeline_) timeline_->declare_rank(t.rank(), "rank " + std::to_string(t.rank()));
+  auto world = std::make_unique<ProcessSet>();
+  world->t = &t;
+  for (int r = 0; r < t.size(); ++r) world->world_ranks.push_back(r);
+  set_ranks_.push_back(world->world_ranks);
+  s = init_process_set(*world);
+  if (!s.ok()) return s;
+  sets_[0] = std::move(world);
+  if (t.rank() == 0 && log_.enabled(LogLevel::kInfo)) {
+    std::ostringstream os;
+    os << "hvd runtime on " << t.name() << ": size=" << t.size() << " nodes=" << t.cross_size()
+       << "; knobs:";
+    for (const auto& [k, v] : opts_.config.describe()) os << ' ' << k << '=' << v;
+    log_.log(LogLevel::kInfo, os.str());
+  }
+  running_ = true;
+  last_cycle_ = opts_.platform->now();
+  loop_activity_ = opts_.platform->spawn("hvd-loop-" + std::to_string(t.rank()), [this] { loop(); });
+  return Status::OK();
+}
+
+Status RuntimeImpl::init_process_set(ProcessSet& ps) {
+  ps.controller = std::make_unique<Controller>(*ps.t, *opts_.platform, opts_.config, log_);
+  for (int k = 0; k < 2; ++k) {
+    Device* d = k == 0 ? opts_.cpu : opts_.gpu;
+    ps.fusion[k] = DeviceBuffer(d, 0);
+    ps.scratch[k] = DeviceBuffer(d, 0);
+  }
+  if (ps.t->size() > 1 && ps.t->local_size() > 1 && ps.t->cross_size() > 1) {
+    ps.local = ps.t->split(ps.t->node_of(ps.t->rank()), ps.t->rank());
+    ps.cross = ps.t->split(ps.t->local_rank(), ps.t->rank());
+  }
+  return Status::OK();
+}
+
+Status RuntimeImpl::shutdown() {
+  if (!running_) return Status::OK();
+  {
+    std::unique_lock<Mutex> lk(*queue_mu_);
+    shutdown_requested_ = true;
+  }
+  loop_activity_->join();
+  loop_activity_.reset();
+  running_ = false;
+  if (timeline_) timeline_->flush();
+  std::unique_lock<Mutex> lk(*queue_mu_);
+  if (failure_.ok() || failure_.code() == StatusCode::kAborted) return Status::OK();
+  return failure_;
+}
+
+void RuntimeImpl::loop() {
+  while (run_cycle()) {
+  }
+}
+
+bool RuntimeImpl::run_cycle() {
+  Platform& p = *opts_.platform;
+  const double wait = last_cycle_ + opts_.config.cycle_time_ms * 1e-3 - p.now();
+  if (wait > 0) p.sleep_for(wait);
+  last_cycle_ = p.now();
+  const int me = opts_.transport->rank();
+  if (timeline_ && opts_.config.timeline_mark_cycles)
+    timeline_->instant(me, kLaneCycle, "CYCLE_START", "cycle", ts_us(last_cycle_));
+  std::vector<ProcessSet*> sets;
+  bool want_shutdown;
+  {
+    std::unique_lock<Mutex> lk(*queue_mu_);
+    for (auto& [id, ps] : sets_) sets.push_back(ps.get());
+    want_shutdown = shutdown_requested_;
+    ++stats_.cycles;
+  }
+  bool stop = false;
+  for (ProcessSet* ps : sets) {
+    std::vector<TensorRequest> incoming;
+    {
+      std::unique_lock<Mutex> lk(*queue_mu_);
+      incoming.swap(ps->incoming);
+    }
+    const double t0 = p.now();
+    NegotiationResult res;
+    Status s = ps->controller->negotiate(std::move(incoming), ps->id == 0 && want_shutdown, &res);
+    const double t1 = p.now();
+    {
+      std::unique_lock<Mutex> lk(*queue_mu_);
+      stats_.negotiation_s += t1 - t0;
+      stats_.cache_hits += res.cache_hits;
+      stats_.cache_misses += res.cache_misses;
+    }
+    if (!s.ok()) {
+      HVD_LOG(log_, kError, "negotiation failed: " << s.message());
+      fail_all(s);
+      return false;
+    }
+    for (const Response& r : res.responses) {
+      s = perform(*ps, r);
+      if (!s.ok()) {
+        HVD_LOG(log_, kError, optype_name(r.op) << " failed: " << s.message());
+        fail_all(s);
+        return false;
+      }
+    }
+    stop = stop || (ps->id == 0 && res.shutdown);
+  }
+  if (timeline_ && !opts_.timeline) timeline_->flush();
+  if (stop) {
+    fail_all(Status::Aborted("the hvd runtime was shut down (a rank called shutdown) while "
+                             "this operation was pending"));
+    return false;
+  }
+  return true;
+}
+
+void RuntimeImpl::fail_all(const Status& s) {
+  std::vector<std::shared_ptr<HandleImpl>> handles;
+  {
+    std::unique_lock<Mutex> lk(*queue_mu_);
+    stopped_ = true;
+    if (failure_.ok()) failure_ = s;
+    for (auto& [id, ps] : sets_) {
+      for (auto& [name, e] : ps->table) handles.push_back(e.handle);
+      ps->table.clear();
+      ps->incoming.clear();
+    }
+  }
+  for (auto& h : handles) h->complete(s);
+}
+
+RuntimeStats RuntimeImpl::stats() const {
+  std::unique_lock<Mutex> lk(*queue_mu_);
+  return stats_;
+}
+
+Handle RuntimeImpl::enqueue(OpRequest req) {
+  if (!running_)
+    return finished_handle(Status::Precondition("hvd runtime is not running (call init/start first)"));
+  Status s = validate(req);
+  if (!s.ok()) return finished_handle(s);
+  std::unique_lock<Mutex> lk(*queue_mu_);
+  if (stopped_) return finished_handle(failure_.ok() ? Status::Aborted("runtime stopped") : failure_);
+  auto it = sets_.find(req.process_set);
+  if (it == sets_.end()) {
+    const bool exists = req.process_set >= 0 && req.process_set < static_cast<int>(set_ranks_.size());
+    return finished_handle(Status::InvalidArgument(
+        exists ? "rank " + std::to_string(world().rank()) + " is not a member of process set " + std::to_string(req.process_set)
+               : "process set " + std::to_string(req.process_set) + " does not exist"));
+  }
+  ProcessSet& ps = *it->second;
+  if (ps.table.count(req.name))
+    return finished_handle(Status::InvalidArgument(
+        "a tensor named '" + req.name + "' is already pending on this rank; names must be unique "
+        "until the operation completes"));
+  auto h = std::make_shared<HandleImpl>(signal_);
+  ps.incoming.push_back(to_message(req, ps.t->rank()));
+  const std::string name = req.name;
+  ps.table.emplace(name, TensorEntry{std::move(req), h, opts_.platform->now()});
+  return h;
+}
+
+Status RuntimeImpl::add_process_set(const std::vector<int>& ranks, int* id) {
+  OpRequest q;
+  q.op = OpType::kAddProcessSet;
+  q.name = "process_set." + std::to_string(add_set_calls_++);
+  q.set_ranks = ranks;
+  q.input.shape = {};
+  Handle h = enqueue(std::move(q));
+  Status s = h->wait();
+  if (s.ok() && id) *id = static_cast<HandleImpl&>(*h).process_set_id();
+  return s;
+}
+
+}  // namespace hvd
+
+namespace hvd {
+
+Status RuntimeImpl::validate(const OpRequest& q) const {
+  const std::string what = std::string(optype_name(q.op)) + " '" + q.name + "': ";
+  if (q.name.empty()) return Status::InvalidArgument(std::string(optype_name(q.op)) + ": tensor name is empty");
+  for (int64_t d : q.input.shape)
+    if (d < 0) return Status::InvalidArgument(what + "negative dimension in shape " + shape_string(q.input.shape));
+  Device* dev = q.input.device == DeviceKind::kGPU ? opts_.gpu : opts_.cpu;
+  if (!dev) return Status::InvalidArgument(what + "tensor is on the GPU but this runtime has no GPU device");
+  const bool needs_data = q.op != OpType::kBarrier && q.op != OpType::kJoin && q.op != OpType::kAddProcessSet;
+  if (needs_data && !q.input.data && q.input.count() > 0 && !dev->allows_phantom())
+    return Status::InvalidArgument(what + "input tensor has no storage");
+  if (!std::isfinite(q.prescale) || !std::isfinite(q.postscale))
+    return Status::InvalidArgument(what + "scale factors must be finite");
+  const int size = q.process_set < static_cast<int>(set_ranks_.size()) && q.process_set >= 0
+                       ? static_cast<int>(set_ranks_[static_cast<size_t>(q.process_set)].size())
+                       : world().size();
+  switch (q.op) {
+    case OpType::kAllreduce:
+      if (q.output.shape != q.input.shape || q.output.dtype != q.input.dtype || q.output.device != q.input.device)
+        return Status::InvalidArgument(what + "output must have the input's shape " + shape_string(q.input.shape) +
+                                       ", dtype and device (got " + shape_string(q.output.shape) + ")");
+      if (!q.output.data && q.output.count() > 0 && !dev->allows_phantom())
+        return Status::InvalidArgument(what + "output tensor has no storage");
+      break;
+    case OpType::kBroadcast:
+      if (q.root < 0 || q.root >= size)
+        return Status::InvalidArgument(what + "root rank " + std::to_string(q.root) + " is outside [0, " + std::to_string(size) + ")");
+      break;
+    case OpType::kAllgather:
+    case OpType::kReducescatter:
+      if (q.input.shape.empty()) return Status::InvalidArgument(what + "needs a tensor with at least one dimension");
+      break;
+    case OpType::kAlltoall: {
+      if (q.input.shape.empty()) return Status::InvalidArgument(what + "needs a tensor with at least one dimension");
+      if (q.splits.empty()) {
+        if (q.input.shape[0] % size != 0)
+          return Status::InvalidArgument(what + "first dimension " + std::to_string(q.input.shape[0]) +
+                                         " does not divide evenly among " + std::to_string(size) + " ranks; give splits");
+        break;
+      }
+      if (static_cast<int>(q.splits.size()) != size)
+        return Status::InvalidArgument(what + "splits has " + std::to_string(q.splits.size()) + " entries, expected " + std::to_string(size));
+      int64_t sum = 0;
+      for (int64_t v : q.splits) {
+        if (v < 0) return Status::InvalidArgument(what + "negative split");
+        sum += v;
+      }
+      if (sum != q.input.shape[0])
+        return Status::InvalidArgument(what + "splits add up to " + std::to_string(sum) + ", but the first dimension is " + std::to_string(q.input.shape[0]));
+      break;
+    }
+    case OpType::kAddProcessSet: {
+      if (q.process_set != 0) return Status::InvalidArgument("add_process_set runs on the world set only");
+      std::set<int> seen;
+      for (int r : q.set_ranks) {
+        if (r < 0 || r >= world().size())
+          return Status::InvalidArgument("add_process_set: rank " + std::to_string(r) + " is outside the world");
+        if (!seen.insert(r).second) return Status::InvalidArgument("add_process_set: rank " + std::to_string(r) + " listed twice");
+      }
+      if (seen.empty()) return Status::InvalidArgument("add_process_set: no ranks");
+      break;
+    }
+    default:
+      break;
+  }
+  return Status::OK();
+}
+
+}  // namespace hvd

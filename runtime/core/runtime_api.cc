@@ -1,0 +1,190 @@
+// hvd::Runtime: the public face of RuntimeImpl, and the in-process world runner.
+#include <thread>
+
+#include "core/runtime_impl.h"
+#include "hvd/local.h"
+
+namespace hvd {
+
+Runtime::Runtime(RuntimeOptions opts) : impl_(std::make_unique<RuntimeImpl>(std::move(opts))) {}
+Runtime::~Runtime() = default;
+Status Runtime::start() { return impl_->start(); }
+Status Runtime::shutdown() { return impl_->shutdown(); }
+bool Runtime::running() const { return impl_->running(); }
+int Runtime::rank() const { return impl_->world().rank(); }
+int Runtime::size() const { return impl_->world().size(); }
+int Runtime::local_rank() const { return impl_->world().local_rank(); }
+int Runtime::local_size() const { return impl_->world().local_size(); }
+int Runtime::cross_rank() const { return impl_->world().cross_rank(); }
+int Runtime::cross_size() const { return impl_->world().cross_size(); }
+Handle Runtime::enqueue(OpRequest req) { return impl_->enqueue(std::move(req)); }
+const Config& Runtime::config() const { return impl_->config(); }
+RuntimeStats Runtime::stats() const { return impl_->stats(); }
+
+Handle Runtime::allreduce_async(const std::string& name, const Tensor& in, const Tensor& out,
+                                ReduceOp op, double prescale, double postscale, int process_set) {
+  OpRequest q;
+  q.op = OpType::kAllreduce;
+  q.name = name;
+  q.input = in;
+  q.output = out;
+  q.reduce_op = op;
+  q.prescale = prescale;
+  q.postscale = postscale;
+  q.process_set = process_set;
+  return enqueue(std::move(q));
+}
+
+Status Runtime::allreduce(const std::string& name, const Tensor& in, const Tensor& out,
+                          ReduceOp op, double prescale, double postscale, int process_set) {
+  return allreduce_async(name, in, out, op, prescale, postscale, process_set)->wait();
+}
+
+std::vector<Handle> Runtime::grouped_allreduce_async(const std::vector<std::string>& names,
+                                                     const std::vector<Tensor>& ins,
+                                                     const std::vector<Tensor>& outs, ReduceOp op,
+                                                     int process_set) {
+  std::vector<Handle> hs;
+  if (names.size() != ins.size() || names.size() != outs.size()) {
+    OpRequest bad;
+    bad.name = "";
+    hs.push_back(enqueue(bad));
+    return hs;
+  }
+  const int gid = impl_->next_group_id();
+  for (size_t i = 0; i < names.size(); ++i) {
+    OpRequest q;
+    q.op = OpType::kAllreduce;
+    q.name = names[i];
+    q.input = ins[i];
+    q.output = outs[i];
+    q.reduce_op = op;
+    q.process_set = process_set;
+    q.group_id = gid;
+    q.group_size = static_cast<int>(names.size());
+    hs.push_back(enqueue(std::move(q)));
+  }
+  return hs;
+}
+
+Status Runtime::grouped_allreduce(const std::vector<std::string>& names,
+                                  const std::vector<Tensor>& ins, const std::vector<Tensor>& outs,
+                                  ReduceOp op, int process_set) {
+  Status first;
+  for (auto& h : grouped_allreduce_async(names, ins, outs, op, process_set)) {
+    Status s = h->wait();
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
+}
+
+Handle Runtime::allgather_async(const std::string& name, const Tensor& in, int process_set) {
+  OpRequest q;
+  q.op = OpType::kAllgather;
+  q.name = name;
+  q.input = in;
+  q.process_set = process_set;
+  return enqueue(std::move(q));
+}
+
+Handle Runtime::broadcast_async(const std::string& name, const Tensor& buf, int root,
+                                int process_set) {
+  OpRequest q;
+  q.op = OpType::kBroadcast;
+  q.name = name;
+  q.input = buf;
+  q.output = buf;
+  q.root = root;
+  q.process_set = process_set;
+  return enqueue(std::move(q));
+}
+
+Status Runtime::broadcast(const std::string& name, const Tensor& buf, int root, int process_set) {
+  return broadcast_async(name, buf, root, process_set)->wait();
+}
+
+Handle Runtime::alltoall_async(const std::string& name, const Tensor& in,
+                               const std::vector<int64_t>& splits, int process_set) {
+  OpRequest q;
+  q.op = OpType::kAlltoall;
+  q.name = name;
+  q.input = in;
+  q.splits = splits;
+  q.process_set = process_set;
+  return enqueue(std::move(q));
+}
+
+Handle Runtime::reducescatter_async(const std::string& name, const Tensor& in, ReduceOp op,
+                                    int process_set) {
+  OpRequest q;
+  q.op = OpType::kReducescatter;
+  q.name = name;
+  q.input = in;
+  q.reduce_op = op;
+  q.process_set = process_set;
+  return enqueue(std::move(q));
+}
+
+Status Runtime::barrier(int process_set) {
+  OpRequest q;
+  q.op = OpType::kBarrier;
+  q.name = "barrier";
+  q.input.shape = {};
+  q.process_set = process_set;
+  return enqueue(std::move(q))->wait();
+}
+
+Status Runtime::join(int* last_joined_rank) {
+  OpRequest q;
+  q.op = OpType::kJoin;
+  q.name = "join";
+  q.input.shape = {};
+  Handle h = enqueue(std::move(q));
+  Status s = h->wait();
+  if (s.ok() && last_joined_rank) *last_joined_rank = h->last_joined_rank();
+  return s;
+}
+
+Status Runtime::add_process_set(const std::vector<int>& ranks, int* id) {
+  return impl_->add_process_set(ranks, id);
+}
+
+Status run_local(int size, const Config& config, const std::function<void(Runtime&)>& body,
+                 int ranks_per_node, TimelineWriter* timeline) {
+  LocalWorld world(size, ranks_per_node);
+  std::vector<Status> results(static_cast<size_t>(size));
+  std::vector<std::thread> threads;
+  std::unique_ptr<TimelineWriter> own;
+  if (!timeline && !config.timeline.empty()) {
+    Status s;
+    own = TimelineWriter::open(config.timeline, &s);
+    if (!s.ok()) return s;
+    timeline = own.get();
+  }
+  for (int r = 0; r < size; ++r) {
+    threads.emplace_back([&, r] {
+      auto platform = make_std_platform();
+      auto cpu = make_cpu_device();
+      auto transport = world.transport(r);
+      RuntimeOptions o;
+      o.platform = platform.get();
+      o.transport = transport.get();
+      o.cpu = cpu.get();
+      o.config = config;
+      o.timeline = timeline;
+      Runtime rt(o);
+      Status s = rt.start();
+      if (s.ok()) {
+        body(rt);
+        s = rt.shutdown();
+      }
+      results[static_cast<size_t>(r)] = s;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& s : results)
+    if (!s.ok()) return s;
+  return Status::OK();
+}
+
+}  // namespace hvd

@@ -1,0 +1,88 @@
+// Internals of hvd::Runtime: the tensor queue, process sets, the background loop and the
+// executor of negotiated responses. Everything reaches the outside world only through
+// the Platform, Transport and Device it was built with.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/collective.h"
+#include "core/controller.h"
+#include "core/handle.h"
+#include "core/logging.h"
+#include "hvd/runtime.h"
+#include "hvd/timeline.h"
+
+namespace hvd {
+
+/// A tensor submitted on this rank and not yet finished.
+struct TensorEntry {
+  OpRequest req;                        ///< what the caller asked for
+  std::shared_ptr<HandleImpl> handle;   ///< where the outcome goes
+  double enqueued_at = 0;               ///< platform time of enqueue
+};
+
+/// One process set as seen by a member rank.
+struct ProcessSet {
+  int id = 0;                                   ///< 0 = the world
+  std::vector<int> world_ranks;                 ///< member i is world rank world_ranks[i]
+  std::unique_ptr<Transport> owned;             ///< the set's group (null for the world)
+  Transport* t = nullptr;                       ///< the set's group
+  std::unique_ptr<Transport> local, cross;      ///< node / cross-node groups (hierarchical)
+  std::unique_ptr<Controller> controller;       ///< negotiation state
+  std::map<std::string, TensorEntry> table;     ///< pending tensors (guarded by queue mutex)
+  std::vector<TensorRequest> incoming;                ///< not yet announced (guarded by queue mutex)
+  DeviceBuffer fusion[2];                       ///< fusion buffer per DeviceKind
+  DeviceBuffer scratch[2];                      ///< receive staging per DeviceKind
+};
+
+/// The runtime behind hvd::Runtime.
+class RuntimeImpl {
+ public:
+  explicit RuntimeImpl(RuntimeOptions opts);
+  ~RuntimeImpl();
+  Status start();
+  Status shutdown();
+  bool running() const { return running_; }
+  Handle enqueue(OpRequest req);
+  Status add_process_set(const std::vector<int>& ranks, int* id);
+  Transport& world() const { return *opts_.transport; }
+  const Config& config() const { return opts_.config; }
+  RuntimeStats stats() const;
+  std::shared_ptr<CompletionSignal> signal() const { return signal_; }
+  int next_group_id() { return group_counter_++; }
+
+ private:
+  friend class Executor;
+  Status validate(const OpRequest& req) const;
+  Status init_process_set(ProcessSet& ps);
+  void loop();
+  bool run_cycle();
+  void fail_all(const Status& s);
+  Status perform(ProcessSet& ps, const Response& r);
+  double ts_us(double t) const { return (t - opts_.time_origin) * 1e6; }
+
+  RuntimeOptions opts_;
+  Logger log_;
+  std::shared_ptr<CompletionSignal> signal_;
+  std::unique_ptr<Mutex> queue_mu_;
+  std::unique_ptr<TimelineWriter> own_timeline_;
+  TimelineWriter* timeline_ = nullptr;
+  std::map<int, std::unique_ptr<ProcessSet>> sets_;   // only sets this rank belongs to
+  std::vector<std::vector<int>> set_ranks_;          // every set's members, by id
+  std::unique_ptr<Activity> loop_activity_;
+  bool running_ = false;
+  bool shutdown_requested_ = false;  // guarded by queue mutex
+  bool stopped_ = false;             // guarded by queue mutex
+  Status failure_;                   // guarded by queue mutex
+  int group_counter_ = 0;
+  int process_set_counter_ = 0;
+  int add_set_calls_ = 0;
+  double last_cycle_ = 0;
+  RuntimeStats stats_;               // guarded by queue mutex
+};
+
+}  // namespace hvd

@@ -1,0 +1,58 @@
+// The Horovod-like C++ API: a thin facade over one default Runtime per process.
+// Under mpirun it runs on Open MPI; built without MPI it is a single-rank world.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hvd/runtime.h"
+
+namespace hvd {
+
+/// Starts the default runtime (MPI world when built with MPI). Knobs from HVD_*/HOROVOD_*.
+Status init();
+/// Stops the default runtime (and finalizes MPI if init() initialized it).
+Status shutdown();
+/// True between init() and shutdown().
+bool is_initialized();
+/// World rank (-1 before init).
+int rank();
+/// World size (-1 before init).
+int size();
+/// Rank on this node.
+int local_rank();
+/// Ranks on this node.
+int local_size();
+/// Index of this node.
+int cross_rank();
+/// Number of nodes.
+int cross_size();
+/// The default runtime (null before init), for the full API.
+Runtime* runtime();
+
+/// Blocking allreduce of `in` into `out`.
+Status allreduce(const std::string& name, const Tensor& in, const Tensor& out,
+                 ReduceOp op = ReduceOp::kAverage, double prescale = 1.0, double postscale = 1.0);
+/// Asynchronous allreduce.
+Handle allreduce_async(const std::string& name, const Tensor& in, const Tensor& out,
+                       ReduceOp op = ReduceOp::kAverage, double prescale = 1.0,
+                       double postscale = 1.0);
+/// Blocking grouped allreduce.
+Status grouped_allreduce(const std::vector<std::string>& names, const std::vector<Tensor>& ins,
+                         const std::vector<Tensor>& outs, ReduceOp op = ReduceOp::kAverage);
+/// Asynchronous allgather (result in the handle).
+Handle allgather_async(const std::string& name, const Tensor& in);
+/// Blocking broadcast from `root`.
+Status broadcast(const std::string& name, const Tensor& buf, int root);
+/// Asynchronous alltoall (result in the handle).
+Handle alltoall_async(const std::string& name, const Tensor& in,
+                      const std::vector<int64_t>& splits);
+/// Asynchronous reducescatter (result in the handle).
+Handle reducescatter_async(const std::string& name, const Tensor& in,
+                           ReduceOp op = ReduceOp::kAverage);
+/// Blocks until all ranks arrive.
+Status barrier();
+/// Joins; returns the last rank to join in *last.
+Status join(int* last = nullptr);
+
+}  // namespace hvd

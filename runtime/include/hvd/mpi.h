@@ -1,0 +1,22 @@
+// The Open MPI backend: a Transport over an MPI communicator, with MPI's own collectives
+// as the "native" algorithms.
+#pragma once
+
+#include <memory>
+
+#include "hvd/status.h"
+#include "hvd/transport.h"
+
+namespace hvd {
+
+/// Initializes MPI (thread level >= SERIALIZED) unless the application already did;
+/// finalize_mpi() finalizes only what this call initialized.
+Status init_mpi(int* argc, char*** argv);
+/// Finalizes MPI if init_mpi() initialized it.
+void finalize_mpi();
+/// A Transport over MPI_COMM_WORLD (nodes = ranks sharing memory).
+std::unique_ptr<Transport> make_mpi_world_transport();
+/// Aborts the MPI job (all processes) with `code`.
+[[noreturn]] void abort_mpi(int code);
+
+}  // namespace hvd

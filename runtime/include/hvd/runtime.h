@@ -1,0 +1,178 @@
+// hvd::Runtime: one rank's Horovod-style runtime, built from (Platform, Transport, Device,
+// Config). No process-global state: a simulation builds hundreds of these in one process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "hvd/config.h"
+#include "hvd/device.h"
+#include "hvd/platform.h"
+#include "hvd/status.h"
+#include "hvd/transport.h"
+#include "hvd/types.h"
+
+namespace hvd {
+
+class TimelineWriter;
+class RuntimeImpl;
+
+/// A non-owning view of a tensor: storage (may be null when phantom), type, shape, device.
+struct Tensor {
+  void* data = nullptr;                  ///< first element (null: phantom or empty)
+  DataType dtype = DataType::kFloat32;   ///< element type
+  std::vector<int64_t> shape;            ///< dimensions; {} is a scalar
+  DeviceKind device = DeviceKind::kCPU;  ///< where `data` lives
+
+  /// Number of elements.
+  int64_t count() const { return num_elements(shape); }
+  /// Size in bytes.
+  size_t bytes() const { return static_cast<size_t>(count()) * dtype_size(dtype); }
+};
+
+/// One collective request as the caller states it (the input of the enqueue funnel).
+struct OpRequest {
+  OpType op = OpType::kAllreduce;        ///< which collective
+  std::string name;                      ///< tensor name, unique among pending ops
+  Tensor input;                          ///< data this rank contributes
+  Tensor output;                         ///< result storage for allreduce/broadcast (may alias input)
+  ReduceOp reduce_op = ReduceOp::kAverage;  ///< allreduce/reducescatter reduction
+  double prescale = 1.0;                 ///< multiply inputs by this before reducing
+  double postscale = 1.0;                ///< multiply results by this after reducing
+  int root = 0;                          ///< broadcast root (rank in the process set)
+  std::vector<int64_t> splits;           ///< alltoall: first-dim rows sent to each peer
+  int process_set = 0;                   ///< 0 = all ranks
+  int group_id = -1;                     ///< grouped_allreduce: set by the runtime
+  int group_size = 0;                    ///< grouped_allreduce: members of the group
+  std::vector<int> set_ranks;            ///< add_process_set: the members (world ranks)
+};
+
+/// The state of one submitted operation; wait() or poll() for its outcome.
+class OpHandle {
+ public:
+  virtual ~OpHandle() = default;
+  /// Blocks until the operation finished; returns its status.
+  virtual Status wait() = 0;
+  /// True once finished (does not block).
+  virtual bool poll() = 0;
+  /// Runtime-allocated output (allgather, alltoall, reducescatter); null for others.
+  virtual const void* output() const = 0;
+  /// Size of output() in bytes.
+  virtual size_t output_bytes() const = 0;
+  /// Shape of the runtime-allocated output.
+  virtual std::vector<int64_t> output_shape() const = 0;
+  /// alltoall: rows received from each peer.
+  virtual std::vector<int64_t> received_splits() const = 0;
+  /// join: the last rank that joined.
+  virtual int last_joined_rank() const = 0;
+};
+using Handle = std::shared_ptr<OpHandle>;
+
+/// Counters a runtime keeps (for benchmarks and autotune).
+struct RuntimeStats {
+  int64_t cycles = 0;              ///< background loop iterations
+  int64_t cache_hits = 0;          ///< tensors negotiated through the response cache
+  int64_t cache_misses = 0;        ///< tensors negotiated through the coordinator
+  int64_t responses = 0;           ///< responses executed (after fusion)
+  int64_t tensors = 0;             ///< tensors completed
+  int64_t bytes_allreduced = 0;    ///< payload bytes of completed allreduces
+  double negotiation_s = 0;        ///< time spent in negotiation
+  double execution_s = 0;          ///< time spent executing collectives
+};
+
+/// Everything a Runtime is built from. Pointers are borrowed and must outlive it.
+struct RuntimeOptions {
+  Platform* platform = nullptr;           ///< time and concurrency
+  Transport* transport = nullptr;         ///< the world group of this rank
+  Device* cpu = nullptr;                  ///< host tensors
+  Device* gpu = nullptr;                  ///< device tensors (optional)
+  Config config;                          ///< knobs
+  TimelineWriter* timeline = nullptr;     ///< shared writer; null: open config.timeline
+  std::ostream* log = nullptr;            ///< log stream (default std::cerr)
+  double time_origin = 0;                 ///< platform time of timeline ts = 0
+};
+
+/// One rank's runtime.
+class Runtime {
+ public:
+  /// Builds a stopped runtime.
+  explicit Runtime(RuntimeOptions opts);
+  /// Stops the runtime if it is running.
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  /// Validates the config and starts the background loop.
+  Status start();
+  /// Negotiates shutdown with every rank, fails pending operations, joins the loop.
+  Status shutdown();
+  /// True between start() and shutdown().
+  bool running() const;
+
+  /// Rank in the world.
+  int rank() const;
+  /// World size.
+  int size() const;
+  /// Rank among the ranks on this node.
+  int local_rank() const;
+  /// Ranks on this node.
+  int local_size() const;
+  /// Index of this node.
+  int cross_rank() const;
+  /// Number of nodes.
+  int cross_size() const;
+
+  /// The funnel: validates, logs and queues one request.
+  Handle enqueue(OpRequest req);
+
+  /// Asynchronous allreduce of `in` into `out` (same shape; may alias).
+  Handle allreduce_async(const std::string& name, const Tensor& in, const Tensor& out,
+                         ReduceOp op = ReduceOp::kAverage, double prescale = 1.0,
+                         double postscale = 1.0, int process_set = 0);
+  /// Blocking allreduce.
+  Status allreduce(const std::string& name, const Tensor& in, const Tensor& out,
+                   ReduceOp op = ReduceOp::kAverage, double prescale = 1.0,
+                   double postscale = 1.0, int process_set = 0);
+  /// Allreduces several tensors as one negotiated, fused unit.
+  std::vector<Handle> grouped_allreduce_async(const std::vector<std::string>& names,
+                                              const std::vector<Tensor>& ins,
+                                              const std::vector<Tensor>& outs,
+                                              ReduceOp op = ReduceOp::kAverage,
+                                              int process_set = 0);
+  /// Blocking grouped allreduce.
+  Status grouped_allreduce(const std::vector<std::string>& names, const std::vector<Tensor>& ins,
+                           const std::vector<Tensor>& outs, ReduceOp op = ReduceOp::kAverage,
+                           int process_set = 0);
+  /// Asynchronous allgather along the first dimension (which may differ per rank).
+  Handle allgather_async(const std::string& name, const Tensor& in, int process_set = 0);
+  /// Asynchronous broadcast of `buf` from `root` (in place).
+  Handle broadcast_async(const std::string& name, const Tensor& buf, int root,
+                         int process_set = 0);
+  /// Blocking broadcast.
+  Status broadcast(const std::string& name, const Tensor& buf, int root, int process_set = 0);
+  /// Asynchronous alltoall: splits[r] first-dim rows go to rank r (empty: even split).
+  Handle alltoall_async(const std::string& name, const Tensor& in,
+                        const std::vector<int64_t>& splits, int process_set = 0);
+  /// Asynchronous reducescatter along the first dimension.
+  Handle reducescatter_async(const std::string& name, const Tensor& in,
+                             ReduceOp op = ReduceOp::kAverage, int process_set = 0);
+  /// Blocks until every rank of the set has called it.
+  Status barrier(int process_set = 0);
+  /// Declares this rank out of data; returns when all ranks joined (last joiner in *last).
+  Status join(int* last_joined_rank = nullptr);
+  /// Collective: creates a process set of `ranks` (every rank calls it, in the same order).
+  Status add_process_set(const std::vector<int>& ranks, int* id);
+
+  /// The effective knobs.
+  const Config& config() const;
+  /// Counters so far.
+  RuntimeStats stats() const;
+
+ private:
+  std::unique_ptr<RuntimeImpl> impl_;
+};
+
+}  // namespace hvd

@@ -1,0 +1,100 @@
+// Transport seam: what ranks can say to each other. Real: MPI (or NCCL) point-to-point;
+// simulated: SimGrid mailboxes over a modelled network; tests: threads in one process.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hvd/status.h"
+#include "hvd/types.h"
+
+namespace hvd {
+
+/// "No deadline" for Request::wait.
+inline constexpr double kNoDeadline = std::numeric_limits<double>::infinity();
+
+/// Message tags: collectives and the control plane never share one.
+enum Tag : int { kTagControl = 1, kTagData = 2, kTagSplit = 3 };
+
+/// An outstanding send or receive.
+class Request {
+ public:
+  virtual ~Request() = default;
+  /// True once the transfer has completed (does not block).
+  virtual bool test() = 0;
+  /// Blocks until completion or until platform time `deadline_s` (then kTimeout).
+  virtual Status wait(double deadline_s = kNoDeadline) = 0;
+};
+
+/// Collectives a backend implements natively (MPI_Allreduce, ncclAllReduce, ...).
+/// Each may return kInvalidArgument for a case it does not handle (the caller falls back).
+class NativeCollectives {
+ public:
+  virtual ~NativeCollectives() = default;
+  /// Backend name used in timeline activity names ("MPI", "NCCL").
+  virtual std::string prefix() const = 0;
+  /// In-place allreduce of `count` elements (op is sum/min/max/product; never average).
+  virtual Status allreduce(void* buf, int64_t count, DataType dt, ReduceOp op) = 0;
+  /// Concatenates each rank's `in` (bytes[r] bytes from rank r) into `out`.
+  virtual Status allgatherv(const void* in, void* out, const std::vector<size_t>& bytes) = 0;
+  /// Broadcasts `bytes` bytes of `buf` from `root`.
+  virtual Status broadcast(void* buf, size_t bytes, int root) = 0;
+  /// Sends send_bytes[r] bytes to rank r and receives recv_bytes[r] from it (contiguous).
+  virtual Status alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
+                           const std::vector<size_t>& recv_bytes) = 0;
+  /// Reduces `in` across ranks and leaves block r (counts[r] elements) on rank r in `out`.
+  virtual Status reducescatter(const void* in, void* out, const std::vector<int64_t>& counts,
+                               DataType dt, ReduceOp op) = 0;
+  /// Blocks until every rank has entered.
+  virtual Status barrier() = 0;
+};
+
+/// Point-to-point messaging among the members of one group of ranks.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  /// This rank's index in the group.
+  virtual int rank() const = 0;
+  /// Number of ranks in the group.
+  virtual int size() const = 0;
+  /// Node (host) index of group member `r`; members with the same node share a machine.
+  virtual int node_of(int r) const = 0;
+  /// Starts sending `bytes` bytes at `data` (may be null for phantom buffers) to `peer`.
+  virtual std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) = 0;
+  /// Starts receiving `bytes` bytes from `peer` into `data` (may be null: phantom).
+  virtual std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) = 0;
+  /// Collective over the group: members with equal `color` form a new group, ordered by
+  /// (`key`, rank). Every member must call it in the same order. Null if color < 0.
+  virtual std::unique_ptr<Transport> split(int color, int key) = 0;
+  /// The backend's native collectives, or null.
+  virtual NativeCollectives* native() { return nullptr; }
+  /// Backend name for logs ("mpi", "local", "simgrid").
+  virtual std::string name() const = 0;
+
+  /// This rank's index among the members on its node.
+  int local_rank() const;
+  /// Number of members on this rank's node.
+  int local_size() const;
+  /// Index of this rank's node among the nodes of the group.
+  int cross_rank() const;
+  /// Number of distinct nodes in the group.
+  int cross_size() const;
+  /// True when every node holds the same number of members (hierarchical ops need it).
+  bool homogeneous() const;
+};
+
+/// Blocking send helper.
+Status send(Transport& t, int peer, const void* data, size_t bytes, int tag,
+            double deadline_s = kNoDeadline);
+/// Blocking receive helper.
+Status recv(Transport& t, int peer, void* data, size_t bytes, int tag,
+            double deadline_s = kNoDeadline);
+/// Simultaneous send to `to` and receive from `from` (deadlock-free exchange).
+Status sendrecv(Transport& t, int to, const void* sdata, size_t sbytes, int from, void* rdata,
+                size_t rbytes, int tag, double deadline_s = kNoDeadline);
+
+}  // namespace hvd

@@ -1,0 +1,331 @@
+// Parser cases: every supported phase, both JSON forms, several files, and broken files.
+#include <gtest/gtest.h>
+
+#include "core/synthetic_trace.h"
+#include "core/trace_parser.h"
+#include "test_files.h"
+
+namespace hvdview {
+namespace {
+
+using testing::WriteTempFile;
+
+LoadResult Load(const std::string& name, const std::string& content, size_t chunk = 4 << 20) {
+  LoadOptions options;
+  options.chunk_bytes = chunk;
+  return LoadTimelines({WriteTempFile(name, content)}, options);
+}
+
+const Lane* FindLane(const Trace& trace, int64_t pid, const std::string& name) {
+  for (const Lane& lane : trace.lanes) {
+    if (lane.pid == pid && lane.name == name) return &lane;
+  }
+  return nullptr;
+}
+
+std::string NameOf(const Trace& trace, const Slice& slice) { return trace.names[slice.name]; }
+
+TEST(TraceParser, CompleteEventsNestOnRows) {
+  LoadResult r = Load("x.json", R"([
+    {"ph":"X","name":"ALLREDUCE","cat":"communication","pid":0,"tid":2,"ts":10,"dur":100},
+    {"ph":"X","name":"QUEUE","pid":0,"tid":2,"ts":10,"dur":20},
+    {"ph":"X","name":"RING_ALLREDUCE","pid":0,"tid":2,"ts":40,"dur":60}])");
+  ASSERT_TRUE(r.errors.empty());
+  ASSERT_EQ(r.trace.slice_count, 3u);
+  const Lane& lane = r.trace.lanes.at(0);
+  ASSERT_EQ(lane.rows.size(), 2u);
+  EXPECT_EQ(NameOf(r.trace, lane.rows[0].slices[0]), "ALLREDUCE");
+  EXPECT_EQ(lane.rows[1].slices.size(), 2u);
+  EXPECT_EQ(lane.rows[1].slices[0].category, Category::kQueue);  // classified by name
+  EXPECT_EQ(lane.rows[1].slices[1].category, Category::kCommunication);
+  EXPECT_DOUBLE_EQ(r.trace.min_time, 10);
+  EXPECT_DOUBLE_EQ(r.trace.max_time, 110);
+}
+
+TEST(TraceParser, BeginEndPairsMatchPerThread) {
+  LoadResult r = Load("be.json", R"([
+    {"ph":"B","name":"STEP","pid":1,"tid":3,"ts":0},
+    {"ph":"B","name":"FORWARD","pid":1,"tid":3,"ts":1},
+    {"ph":"B","name":"OTHER","pid":1,"tid":4,"ts":2},
+    {"ph":"E","pid":1,"tid":3,"ts":5},
+    {"ph":"E","pid":1,"tid":4,"ts":6},
+    {"ph":"E","pid":1,"tid":3,"ts":9}])");
+  ASSERT_TRUE(r.errors.empty()) << r.errors[0].ToString();
+  EXPECT_TRUE(r.warnings.empty());
+  const Lane* lane = FindLane(r.trace, 1, "tid 3");
+  ASSERT_NE(lane, nullptr);
+  ASSERT_EQ(lane->rows.size(), 2u);
+  EXPECT_EQ(NameOf(r.trace, lane->rows[0].slices[0]), "STEP");
+  EXPECT_DOUBLE_EQ(lane->rows[0].slices[0].dur, 9);
+  EXPECT_EQ(NameOf(r.trace, lane->rows[1].slices[0]), "FORWARD");
+  EXPECT_DOUBLE_EQ(lane->rows[1].slices[0].dur, 4);
+  EXPECT_EQ(lane->rows[0].slices[0].category, Category::kCompute);
+}
+
+TEST(TraceParser, InstantsAndMetadata) {
+  LoadResult r = Load("im.json", R"([
+    {"ph":"M","name":"process_name","pid":3,"args":{"name":"rank 3"}},
+    {"ph":"M","name":"process_sort_index","pid":3,"args":{"sort_index":-1}},
+    {"ph":"M","name":"thread_name","pid":3,"tid":0,"args":{"name":"cycle"}},
+    {"ph":"i","s":"t","name":"CYCLE_START","cat":"cycle","pid":3,"tid":0,"ts":5},
+    {"ph":"I","name":"MARK","pid":3,"tid":0,"ts":7},
+    {"ph":"X","name":"A","pid":1,"tid":0,"ts":0,"dur":1}])");
+  ASSERT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.trace.instant_count, 2u);
+  ASSERT_EQ(r.trace.processes.size(), 2u);
+  EXPECT_EQ(r.trace.processes[0].name, "rank 3");  // sort index -1 puts it first
+  EXPECT_EQ(r.trace.processes[1].name, "pid 1");
+  const Lane* cycle = FindLane(r.trace, 3, "cycle");
+  ASSERT_NE(cycle, nullptr);
+  ASSERT_EQ(cycle->instants.size(), 2u);
+  EXPECT_EQ(cycle->instants[0].category, Category::kCycle);
+}
+
+TEST(TraceParser, CountersMakeOneLanePerSeries) {
+  LoadResult r = Load("c.json", R"([
+    {"ph":"C","name":"queue","pid":0,"ts":0,"args":{"value":3}},
+    {"ph":"C","name":"queue","pid":0,"ts":10,"args":{"value":5}},
+    {"ph":"C","name":"mem","pid":0,"ts":5,"args":{"host":1,"gpu":2}}])");
+  ASSERT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.trace.counter_count, 4u);
+  const Lane* queue = FindLane(r.trace, 0, "queue");
+  ASSERT_NE(queue, nullptr);
+  EXPECT_EQ(queue->kind, LaneKind::kCounter);
+  EXPECT_EQ(queue->counter.size(), 2u);
+  EXPECT_DOUBLE_EQ(queue->counter_max, 5);
+  EXPECT_NE(FindLane(r.trace, 0, "mem.gpu"), nullptr);
+}
+
+TEST(TraceParser, AsyncEventsMatchById) {
+  LoadResult r = Load("async.json", R"([
+    {"ph":"b","name":"req","cat":"c","id":"0x1","pid":0,"ts":0},
+    {"ph":"b","name":"req","cat":"c","id":"0x2","pid":0,"ts":1},
+    {"ph":"e","name":"req","cat":"c","id":"0x1","pid":0,"ts":4},
+    {"ph":"e","name":"req","cat":"c","id":"0x2","pid":0,"ts":9}])");
+  ASSERT_TRUE(r.errors.empty());
+  const Lane* async = FindLane(r.trace, 0, "async");
+  ASSERT_NE(async, nullptr);
+  ASSERT_EQ(async->rows.size(), 2u);  // overlapping, not nested: two rows
+  EXPECT_DOUBLE_EQ(async->rows[0].slices[0].dur, 4);
+  EXPECT_DOUBLE_EQ(async->rows[1].slices[0].dur, 8);
+}
+
+TEST(TraceParser, UnmatchedAsyncIsReported) {
+  LoadResult r = Load("async_bad.json", R"([
+    {"ph":"b","name":"open","cat":"c","id":7,"pid":0,"ts":0},
+    {"ph":"e","name":"x","cat":"c","id":8,"pid":0,"ts":3},
+    {"ph":"X","name":"A","pid":0,"ts":0,"dur":10}])");
+  ASSERT_TRUE(r.errors.empty());
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_NE(r.warnings[0].find("async 'e' events without a matching 'b'"), std::string::npos);
+  EXPECT_NE(r.warnings[1].find("unfinished"), std::string::npos);
+  const Slice& open = FindLane(r.trace, 0, "async")->rows[0].slices[0];
+  EXPECT_EQ(open.flags & kSliceUnfinished, kSliceUnfinished);
+  EXPECT_DOUBLE_EQ(open.dur, 10);  // drawn to the end of the trace
+}
+
+TEST(TraceParser, EndWithoutBeginIsIgnoredWithWarning) {
+  LoadResult r = Load("e.json", R"([{"ph":"E","pid":0,"tid":0,"ts":3},
+    {"ph":"X","name":"A","pid":0,"tid":0,"ts":0,"dur":1}])");
+  ASSERT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.trace.slice_count, 1u);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("1 ignored 'E' events without a matching 'B' (first at byte 1)"),
+            std::string::npos) << r.warnings[0];
+}
+
+TEST(TraceParser, OverlapsThatDoNotNestGoOnSubRows) {
+  LoadResult r = Load("overlap.json", R"([
+    {"ph":"X","name":"NEGOTIATE_ALLREDUCE","pid":0,"tid":1,"ts":0,"dur":10},
+    {"ph":"X","name":"NEGOTIATE_ALLGATHER","pid":0,"tid":1,"ts":5,"dur":10},
+    {"ph":"X","name":"NEGOTIATE_BROADCAST","pid":0,"tid":1,"ts":12,"dur":1}])");
+  const Lane& lane = r.trace.lanes.at(0);
+  ASSERT_EQ(lane.rows.size(), 2u);
+  EXPECT_EQ(lane.rows[0].slices.size(), 2u);  // 0..10 and 12..13
+  EXPECT_EQ(lane.rows[1].slices.size(), 1u);  // 5..15
+  EXPECT_EQ(r.trace.slice_count, 3u);
+}
+
+TEST(TraceParser, ObjectFormatWithOtherKeys) {
+  LoadResult r = Load("obj.json", R"({"otherData":{"a":[1,{"b":"}"}]},
+    "traceEvents":[{"ph":"X","name":"A","pid":0,"tid":0,"ts":1,"dur":2}],
+    "displayTimeUnit":"ns"})");
+  ASSERT_TRUE(r.errors.empty()) << r.errors[0].ToString();
+  EXPECT_EQ(r.trace.slice_count, 1u);
+}
+
+TEST(TraceParser, HorovodRankZeroFileWithoutClosingBracket) {
+  LoadResult r = Load("horovod.json", "[\n"
+    R"({"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "grad/conv1"}},)" "\n"
+    R"({"name": "process_sort_index", "ph": "M", "pid": 0, "args": {"sort_index": 0}},)" "\n"
+    R"({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "grad/fc"}},)" "\n"
+    R"({"ph": "B", "name": "NEGOTIATE_ALLREDUCE", "ts": 10, "pid": 0},)" "\n"
+    R"({"ph": "E", "ts": 20, "pid": 0},)" "\n"
+    R"({"ph": "B", "name": "ALLREDUCE", "ts": 21, "pid": 0},)" "\n"
+    R"({"ph": "B", "name": "NCCL_ALLREDUCE", "ts": 22, "pid": 0},)" "\n"
+    R"({"ph": "E", "ts": 30, "pid": 0},)" "\n"
+    R"({"ph": "E", "ts": 31, "pid": 0, "args": {"shape": [2, 3]}},)" "\n"
+    R"({"ph": "B", "name": "NEGOTIATE_ALLREDUCE", "ts": 12, "pid": 1},)" "\n"
+    R"({"ph": "E", "ts": 25, "pid": 1},)" "\n");
+  ASSERT_TRUE(r.errors.empty()) << r.errors[0].ToString();
+  EXPECT_TRUE(r.warnings.empty());
+  ASSERT_EQ(r.trace.processes.size(), 2u);
+  EXPECT_EQ(r.trace.processes[0].name, "grad/conv1");
+  EXPECT_EQ(r.trace.processes[1].name, "grad/fc");
+  EXPECT_EQ(r.trace.slice_count, 4u);
+  const Lane& tensor = r.trace.lanes[r.trace.processes[0].lanes[0]];
+  EXPECT_EQ(tensor.rows.size(), 2u);
+  EXPECT_EQ(tensor.rows[1].slices[0].category, Category::kCommunication);
+}
+
+TEST(TraceParser, SeveralFilesOpenAsOneView) {
+  const std::string rank0 = WriteTempFile("t.json",
+      R"([{"ph":"M","name":"process_name","pid":0,"args":{"name":"rank 0"}},
+          {"ph":"X","name":"ALLREDUCE","pid":0,"tid":2,"ts":0,"dur":5}])");
+  const std::string rank1 = WriteTempFile("t.rank1.json",
+      R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"rank 1"}},
+          {"ph":"X","name":"ALLREDUCE","pid":1,"tid":2,"ts":1,"dur":5}])");
+  LoadResult r = LoadTimelines({rank1, rank0});
+  ASSERT_TRUE(r.errors.empty());
+  ASSERT_EQ(r.trace.processes.size(), 2u);
+  EXPECT_EQ(r.trace.processes[0].name, "rank 0");
+  EXPECT_EQ(r.trace.processes[1].name, "rank 1");
+  EXPECT_EQ(r.trace.files.size(), 2u);
+  EXPECT_EQ(r.trace.names.size(), 1u);  // names are interned across files
+}
+
+TEST(TraceParser, EscapedStringsAndStringPids) {
+  LoadResult r = Load("esc.json", R"([{"ph":"X","name":"a\"b\u00e9\n","pid":"Main","tid":"io",
+    "ts":1,"dur":2}])");
+  ASSERT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.trace.names.at(0), "a\"b\xC3\xA9\n");
+  EXPECT_EQ(r.trace.processes.at(0).name, "Main");
+}
+
+TEST(TraceParser, SmallChunksGiveTheSameTrace) {
+  SyntheticTimelineSpec spec;
+  spec.ranks = 3;
+  spec.events = 3000;
+  const std::string path = testing::TempPath("chunks.json");
+  WriteSyntheticTimeline(path, spec);
+  LoadOptions tiny;
+  tiny.chunk_bytes = 64;
+  LoadResult a = LoadTimelines({path});
+  LoadResult b = LoadTimelines({path}, tiny);
+  ASSERT_TRUE(a.errors.empty());
+  ASSERT_TRUE(b.errors.empty());
+  EXPECT_EQ(a.trace.slice_count, b.trace.slice_count);
+  EXPECT_EQ(a.trace.instant_count, b.trace.instant_count);
+  EXPECT_EQ(a.trace.names, b.trace.names);
+  EXPECT_DOUBLE_EQ(a.trace.max_time, b.trace.max_time);
+}
+
+TEST(TraceParser, ArgsAreReadBackFromTheFile) {
+  LoadResult r = Load("args.json", R"([{"ph":"X","name":"ALLREDUCE","pid":0,"tid":2,"ts":1,
+    "dur":2,"args":{"bytes":1024,"names":"w,b"}}])");
+  const Slice& slice = r.trace.lanes.at(0).rows.at(0).slices.at(0);
+  const std::string json = ReadEventJson(r.trace, slice.source);
+  EXPECT_NE(json.find("\"bytes\": 1024"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"names\": \"w,b\""), std::string::npos);
+}
+
+// ---- broken files --------------------------------------------------------------------------
+
+TEST(TraceParserErrors, EmptyFile) {
+  LoadResult r = Load("empty.json", "");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].ToString().find("empty.json: empty file"), std::string::npos);
+  LoadResult spaces = Load("spaces.json", " \n\t ");
+  ASSERT_EQ(spaces.errors.size(), 1u);
+  EXPECT_EQ(spaces.errors[0].message, "empty file");
+}
+
+TEST(TraceParserErrors, EmptyArrayHasNoEvents) {
+  LoadResult r = Load("empty_array.json", "[]");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message, "contains no trace events");
+}
+
+TEST(TraceParserErrors, NotJson) {
+  LoadResult r = Load("text.json", "hello, world");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].message.find("not a trace: expected '[' or '{' but found 'h'"),
+            std::string::npos) << r.errors[0].message;
+  LoadResult numbers = Load("numbers.json", "[1, 2]");
+  ASSERT_EQ(numbers.errors.size(), 1u);
+  EXPECT_NE(numbers.errors[0].message.find("at byte 1: expected an event object"),
+            std::string::npos) << numbers.errors[0].message;
+}
+
+TEST(TraceParserErrors, TruncatedFileKeepsCompleteEvents) {
+  const std::string text = R"([{"ph":"X","name":"A","pid":0,"tid":0,"ts":0,"dur":1},
+{"ph":"X","name":"B","pid":0,"tid":0,"ts":2,"dur":1},
+{"ph":"X","name":"C","pid":0,"tid":0,"ts":4,"du)";
+  for (size_t chunk : {size_t{16}, size_t{4} << 20}) {
+    LoadResult r = Load("trunc.json", text, chunk);
+    ASSERT_EQ(r.errors.size(), 1u);
+    EXPECT_EQ(r.errors[0].offset, 109u);
+    EXPECT_NE(r.errors[0].message.find("truncated at byte 156: the event at byte 109 is "
+                                       "incomplete; kept the 2 complete events"),
+              std::string::npos) << r.errors[0].message;
+    EXPECT_EQ(r.trace.slice_count, 2u);
+  }
+}
+
+TEST(TraceParserErrors, TruncatedObjectFormat) {
+  LoadResult r = Load("trunc_obj.json",
+                      R"({"traceEvents":[{"ph":"X","name":"A","pid":0,"ts":0,"dur":1},)");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].message.find("the trace is not closed"), std::string::npos);
+  EXPECT_EQ(r.trace.slice_count, 1u);
+}
+
+TEST(TraceParserErrors, SyntaxErrorNamesTheOffset) {
+  LoadResult r = Load("bad.json", R"([{"ph":"X","name":"A","pid":0,"ts":0,"dur":1},
+{"ph":"X" "name":"B"}])");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].message.find("invalid JSON at byte 57: expected ',' or '}' in an event "
+                                     "but found '\"'; kept the 1 events before it"),
+            std::string::npos) << r.errors[0].message;
+  EXPECT_EQ(r.trace.slice_count, 1u);
+}
+
+TEST(TraceParserErrors, WrongTypesSkipTheEvent) {
+  LoadResult r = Load("types.json", R"([
+    {"ph":"X","name":"A","pid":0,"ts":"12","dur":1},
+    {"ph":"X","name":"B","pid":{},"ts":1,"dur":1},
+    {"ph":5,"name":"C","pid":0,"ts":1,"dur":1},
+    {"ph":"X","name":["D"],"pid":0,"ts":1,"dur":1},
+    {"ph":"X","name":"E","pid":0,"ts":1,"dur":"x"},
+    {"ph":"X","name":"ok","pid":0,"ts":1,"dur":1},
+    {"name":"noph","pid":0,"ts":1}])");
+  ASSERT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.trace.slice_count, 1u);
+  EXPECT_EQ(r.warnings.size(), 6u);
+  std::string all;
+  for (const std::string& w : r.warnings) all += w + "\n";
+  EXPECT_NE(all.find("events whose \"ts\" is not a number"), std::string::npos) << all;
+  EXPECT_NE(all.find("events whose \"pid\" is not a number"), std::string::npos);
+  EXPECT_NE(all.find("events without \"ph\""), std::string::npos);
+}
+
+TEST(TraceParserErrors, UnreadableFile) {
+  LoadResult r = LoadTimelines({"/nonexistent/timeline.json"});
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].ToString().find("/nonexistent/timeline.json: cannot open"),
+            std::string::npos);
+}
+
+TEST(TraceParserErrors, CancelStopsEarly) {
+  SyntheticTimelineSpec spec;
+  spec.events = 100000;
+  const std::string path = testing::TempPath("cancel.json");
+  WriteSyntheticTimeline(path, spec);
+  std::atomic<bool> cancel{true};
+  LoadOptions options;
+  options.cancel = &cancel;
+  EXPECT_TRUE(LoadTimelines({path}, options).cancelled);
+}
+
+}  // namespace
+}  // namespace hvdview
