@@ -42,10 +42,20 @@ void ClassifyFiles(const QStringList& files, QStringList* timelines, QStringList
                    bool* bad_input) {
   for (const QString& file : files) {
     switch (DetectFileKind(file.toStdString())) {
-      case FileKind::kTimeline: *timelines << file; break;
-      case FileKind::kReport: *reports << file; break;
-      case FileKind::kEmpty: PrintLine(file + ": empty file"); *bad_input = true; break;
-      case FileKind::kUnreadable: PrintLine(file + ": cannot open"); *bad_input = true; break;
+      case FileKind::kTimeline:
+        *timelines << file;
+        break;
+      case FileKind::kReport:
+        *reports << file;
+        break;
+      case FileKind::kEmpty:
+        PrintLine(file + ": empty file");
+        *bad_input = true;
+        break;
+      case FileKind::kUnreadable:
+        PrintLine(file + ": cannot open");
+        *bad_input = true;
+        break;
       case FileKind::kUnknown:
         PrintLine(file + ": neither a timeline (JSON trace) nor a report (JSON or CSV)");
         *bad_input = true;
@@ -156,15 +166,19 @@ int RunExportChart(const QString& out_path, const HeadlessOptions& options) {
   const bool has_trace = trace && !trace->empty();
   const QString& chart = options.chart;
   std::vector<QChart*> charts;
-  if (report && (chart == "all" || chart == "throughput")) charts.push_back(MakeThroughputChart(*report));
-  if (report && (chart == "all" || chart == "efficiency")) charts.push_back(MakeEfficiencyChart(*report));
-  if (report && (chart == "all" || chart == "steptime")) charts.push_back(MakeStepTimeChart(*report));
+  if (report && (chart == "all" || chart == "throughput"))
+    charts.push_back(MakeThroughputChart(*report));
+  if (report && (chart == "all" || chart == "efficiency"))
+    charts.push_back(MakeEfficiencyChart(*report));
+  if (report && (chart == "all" || chart == "steptime"))
+    charts.push_back(MakeStepTimeChart(*report));
   if (has_trace && (chart == "all" || chart == "collectives")) {
     charts.push_back(MakeCollectiveTimeChart(*trace));
   }
   if (charts.empty()) {
     PrintLine(QStringLiteral("--chart %1: nothing to draw (throughput, efficiency and steptime "
-                             "need a report; collectives needs a timeline)").arg(chart));
+                             "need a report; collectives needs a timeline)")
+                  .arg(chart));
     return 2;
   }
   QWidget screen;

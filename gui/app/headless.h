@@ -14,8 +14,8 @@ struct HeadlessOptions {
   QStringList compare_files;  // --compare: the timeline shown below (compare mode)
   QString align_name;         // --align NAME[:N]
   int align_occurrence = 1;
-  double align_offset_us = 0;  // --offset
-  QSize size{1600, 900};       // --size
+  double align_offset_us = 0;                         // --offset
+  QSize size{1600, 900};                              // --size
   std::optional<std::pair<double, double>> range_ms;  // --range START:END from trace start
   QString chart = QStringLiteral("all");              // --chart
 };

@@ -5,7 +5,6 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <cstdio>
-#include <cstring>
 
 #include "app/headless.h"
 #include "app/main_window.h"
@@ -15,16 +14,6 @@ namespace {
 int Fail(const QString& message) {
   std::fprintf(stderr, "hvdview: %s\n", message.toLocal8Bit().constData());
   return 2;
-}
-
-bool IsHeadless(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    for (const char* flag : {"--screenshot", "--export-chart", "--help", "-h", "--version", "-v",
-                             "--help-all"}) {
-      if (std::strncmp(argv[i], flag, std::strlen(flag)) == 0) return true;
-    }
-  }
-  return false;
 }
 
 // Fills `options` from the parsed command line; returns an error message or empty.
@@ -65,8 +54,7 @@ QString ReadOptions(const QCommandLineParser& parser, hvdview::HeadlessOptions* 
     options->range_ms = std::make_pair(a, b);
   }
   if (parser.isSet(QStringLiteral("chart"))) options->chart = parser.value(QStringLiteral("chart"));
-  static const QStringList kCharts = {"all", "throughput", "efficiency", "steptime",
-                                      "collectives"};
+  static const QStringList kCharts = {"all", "throughput", "efficiency", "steptime", "collectives"};
   if (!kCharts.contains(options->chart)) {
     return QStringLiteral("--chart %1: expected one of %2")
         .arg(options->chart, kCharts.join(QStringLiteral(", ")));
@@ -78,14 +66,17 @@ void AddOptions(QCommandLineParser& parser) {
   parser.setApplicationDescription(
       "Viewer of hvdsim / Horovod timelines (Chrome Trace Event JSON) and of hvdbench / "
       "hvdsim reports. Files are recognised by content; several timelines open as one view.");
+  parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument("FILE", "Timelines (*.json) and/or a report (*.json, *.csv).",
                                "[FILE...]");
   parser.addOptions({
       {"screenshot", "Render the timeline(s) offscreen to OUT (.png or .svg) and exit.", "OUT"},
-      {"export-chart", "Render report charts (or per-rank collective time of a timeline) to "
-                       "OUT (.png or .svg) and exit.", "OUT"},
+      {"export-chart",
+       "Render report charts (or per-rank collective time of a timeline) to "
+       "OUT (.png or .svg) and exit.",
+       "OUT"},
       {"chart", "Chart for --export-chart: all, throughput, efficiency, steptime, collectives.",
        "NAME"},
       {"compare", "Timeline shown below the FILEs in compare mode (repeatable).", "FILE"},
@@ -95,28 +86,43 @@ void AddOptions(QCommandLineParser& parser) {
       {"size", "Image size for headless rendering (default 1600x900).", "WxH"},
       {"range", "Screenshot time range in ms from the trace start.", "START:END"},
   });
+  // Qt's own options, consumed by QApplication; accepted here so that parsing succeeds.
+  for (const char* qt_option : {"platform", "style", "qwindowgeometry", "qwindowtitle"}) {
+    QCommandLineOption option(QString::fromLatin1(qt_option), QString(), QStringLiteral("VALUE"));
+    option.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOption(option);
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (IsHeadless(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-  }
-  QApplication app(argc, argv);
-  QApplication::setApplicationName(QStringLiteral("hvdview"));
-  QApplication::setApplicationVersion(QStringLiteral(HVDVIEW_VERSION));
+  // Parse before any QApplication exists: a wrong flag or --help must work without a display.
+  QStringList arguments;
+  for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
   QCommandLineParser parser;
   AddOptions(parser);
-  if (!parser.parse(QApplication::arguments())) return Fail(parser.errorText());
-  if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
-  if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
+  if (!parser.parse(arguments)) return Fail(parser.errorText());
+  if (parser.isSet(QStringLiteral("help")) || parser.isSet(QStringLiteral("version"))) {
+    QCoreApplication core(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("hvdview"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(HVDVIEW_VERSION));
+    if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
+    parser.showVersion();
+  }
   hvdview::HeadlessOptions options;
   const QString error = ReadOptions(parser, &options);
   if (!error.isEmpty()) return Fail(error);
   const QString screenshot = parser.value(QStringLiteral("screenshot"));
   const QString chart_out = parser.value(QStringLiteral("export-chart"));
-  if (!screenshot.isEmpty() || !chart_out.isEmpty()) {
+  const bool headless = !screenshot.isEmpty() || !chart_out.isEmpty();
+  if (headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+  }
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("hvdview"));
+  QApplication::setApplicationVersion(QStringLiteral(HVDVIEW_VERSION));
+  if (headless) {
     int code = 0;
     if (!screenshot.isEmpty()) code = std::max(code, hvdview::RunScreenshot(screenshot, options));
     if (!chart_out.isEmpty()) code = std::max(code, hvdview::RunExportChart(chart_out, options));

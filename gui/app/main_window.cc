@@ -53,9 +53,9 @@ void MainWindow::createMenus() {
 }
 
 void MainWindow::openDialog(Target target) {
-  const QStringList paths = QFileDialog::getOpenFileNames(
-      this, tr("Open timelines or a report"), QString(),
-      tr("Timelines and reports (*.json *.csv);;All files (*)"));
+  const QStringList paths =
+      QFileDialog::getOpenFileNames(this, tr("Open timelines or a report"), QString(),
+                                    tr("Timelines and reports (*.json *.csv);;All files (*)"));
   if (paths.isEmpty()) return;
   if (target == Target::kMain) return openFiles(paths);
   loadTimelines(paths, target);
@@ -92,8 +92,8 @@ void MainWindow::loadTimelines(const QStringList& paths, Target target) {
   if (loader_->busy()) return;
   target_ = target;
   loading_paths_ = paths;
-  progress_ = new QProgressDialog(tr("Reading %1 file(s)...").arg(paths.size()), tr("Cancel"),
-                                  0, 1000, this);
+  progress_ = new QProgressDialog(tr("Reading %1 file(s)...").arg(paths.size()), tr("Cancel"), 0,
+                                  1000, this);
   progress_->setWindowModality(Qt::WindowModal);
   progress_->setMinimumDuration(300);
   connect(loader_, &TraceLoader::progress, progress_, &QProgressDialog::setValue);
@@ -116,9 +116,9 @@ void MainWindow::onLoaded(const std::shared_ptr<LoadResult>& result) {
   QStringList warnings;
   for (const std::string& warning : result->warnings) warnings << QString::fromStdString(warning);
   auto trace = std::make_shared<Trace>(std::move(result->trace));
-  const QString label = QFileInfo(loading_paths_.front()).fileName() +
-                        (loading_paths_.size() > 1 ? tr(" (+%1)").arg(loading_paths_.size() - 1)
-                                                   : QString());
+  const QString label =
+      QFileInfo(loading_paths_.front()).fileName() +
+      (loading_paths_.size() > 1 ? tr(" (+%1)").arg(loading_paths_.size() - 1) : QString());
   if (!trace->empty()) {
     if (target_ == Target::kMain) {
       timeline_->setTrace(trace);
@@ -137,8 +137,10 @@ void MainWindow::onLoaded(const std::shared_ptr<LoadResult>& result) {
                                  .arg(trace->event_count())
                                  .arg(trace->processes.size()));
   }
-  if (!errors.isEmpty()) reportProblems(errors + warnings, true);
-  else if (!warnings.isEmpty()) reportProblems(warnings, false);
+  if (!errors.isEmpty())
+    reportProblems(errors + warnings, true);
+  else if (!warnings.isEmpty())
+    reportProblems(warnings, false);
 }
 
 void MainWindow::reportProblems(const QStringList& lines, bool errors) {

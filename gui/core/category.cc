@@ -49,8 +49,8 @@ Category CategoryFromName(std::string_view name) {
   if (upper.starts_with("MEMCPY")) return Category::kMemcpy;
   if (upper.starts_with("CYCLE")) return Category::kCycle;
   static constexpr std::array<std::string_view, 10> kCommunication = {
-      "ALLREDUCE", "ALLGATHER", "BROADCAST", "ALLTOALL", "REDUCESCATTER",
-      "REDUCE_SCATTER", "BARRIER", "JOIN", "NCCL_", "MPI_"};
+      "ALLREDUCE",      "ALLGATHER", "BROADCAST", "ALLTOALL", "REDUCESCATTER",
+      "REDUCE_SCATTER", "BARRIER",   "JOIN",      "NCCL_",    "MPI_"};
   for (std::string_view part : kCommunication) {
     if (Contains(upper, part)) return Category::kCommunication;
   }
@@ -64,26 +64,40 @@ Category CategoryFromName(std::string_view name) {
 
 const char* CategoryLabel(Category category) {
   switch (category) {
-    case Category::kNegotiation: return "negotiation";
-    case Category::kQueue: return "queue / wait";
-    case Category::kMemcpy: return "memcpy";
-    case Category::kCommunication: return "communication";
-    case Category::kCompute: return "compute";
-    case Category::kCycle: return "cycle";
-    case Category::kOther: return "other";
+    case Category::kNegotiation:
+      return "negotiation";
+    case Category::kQueue:
+      return "queue / wait";
+    case Category::kMemcpy:
+      return "memcpy";
+    case Category::kCommunication:
+      return "communication";
+    case Category::kCompute:
+      return "compute";
+    case Category::kCycle:
+      return "cycle";
+    case Category::kOther:
+      return "other";
   }
   return "other";
 }
 
 uint32_t CategoryColor(Category category) {
   switch (category) {
-    case Category::kNegotiation: return 0xF28E2B;
-    case Category::kQueue: return 0xEDC948;
-    case Category::kMemcpy: return 0xB07AA1;
-    case Category::kCommunication: return 0x4E79A7;
-    case Category::kCompute: return 0x59A14F;
-    case Category::kCycle: return 0xE15759;
-    case Category::kOther: return 0x9C9C9C;
+    case Category::kNegotiation:
+      return 0xF28E2B;
+    case Category::kQueue:
+      return 0xEDC948;
+    case Category::kMemcpy:
+      return 0xB07AA1;
+    case Category::kCommunication:
+      return 0x4E79A7;
+    case Category::kCompute:
+      return 0x59A14F;
+    case Category::kCycle:
+      return 0xE15759;
+    case Category::kOther:
+      return 0x9C9C9C;
   }
   return 0x9C9C9C;
 }

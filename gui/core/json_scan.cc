@@ -6,7 +6,9 @@
 namespace hvdview {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 bool IsNumberChar(char c) {
   return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
@@ -85,11 +87,21 @@ std::string_view JsonScanner::DecodeEscaped(const char* start, const char* at, i
     const char escape = at[1];
     at += 2;
     switch (escape) {
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
       case 'u': {
         if (end_ - at < 4) throw NeedMoreInput{};
         uint32_t code = 0;
@@ -99,7 +111,8 @@ std::string_view JsonScanner::DecodeEscaped(const char* start, const char* at, i
         AppendUtf8(out, code);  // surrogate halves are kept as-is (rare in traces)
         break;
       }
-      default: out.push_back(escape);
+      default:
+        out.push_back(escape);
     }
   }
   pos_ = at + 1;
@@ -207,10 +220,14 @@ void JsonScanner::EventField(std::string_view key, RawEvent& event) {
     if (!is_string) return wrong("events whose \"name\" is not a string");
     event.name = String(1);
   } else if (key == "cat") {
-    if (is_string) event.cat = String(2); else SkipValue();
+    if (is_string)
+      event.cat = String(2);
+    else
+      SkipValue();
   } else if (key == "ts" || key == "dur") {
-    if (!is_number) return wrong(key == "ts" ? "events whose \"ts\" is not a number"
-                                             : "events whose \"dur\" is not a number");
+    if (!is_number)
+      return wrong(key == "ts" ? "events whose \"ts\" is not a number"
+                               : "events whose \"dur\" is not a number");
     (key == "ts" ? event.ts : event.dur) = Number();
     (key == "ts" ? event.has_ts : event.has_dur) = true;
   } else if (key == "pid" || key == "tid") {
@@ -220,14 +237,22 @@ void JsonScanner::EventField(std::string_view key, RawEvent& event) {
     } else if (is_string) {
       (pid ? event.pid_text : event.tid_text) = String(pid ? 3 : 4);
     } else {
-      return wrong(pid ? "events whose \"pid\" is not a number" : "events whose \"tid\" is not a number");
+      return wrong(pid ? "events whose \"pid\" is not a number"
+                       : "events whose \"tid\" is not a number");
     }
   } else if (key == "id") {
     const char* start = pos_;
-    if (is_string) event.id = String(5);
-    else { SkipValue(); event.id = std::string_view(start, static_cast<size_t>(pos_ - start)); }
+    if (is_string)
+      event.id = String(5);
+    else {
+      SkipValue();
+      event.id = std::string_view(start, static_cast<size_t>(pos_ - start));
+    }
   } else if (key == "s") {
-    if (is_string) event.scope = String(6); else SkipValue();
+    if (is_string)
+      event.scope = String(6);
+    else
+      SkipValue();
   } else if (key == "args") {
     const char* start = pos_;
     SkipValue();

@@ -120,9 +120,20 @@ std::optional<Report> ReportFromCsv(const std::string& text, std::string* error)
       return std::nullopt;
     }
     try {
-      ReportRun run{f[0], std::stoi(f[1]), std::stoi(f[2]), f[3], f[4], std::stod(f[5]),
-                    std::stod(f[6]), std::stod(f[7]), std::stod(f[8]), std::stod(f[9]),
-                    std::stod(f[10]), std::stod(f[11]), std::stod(f[12]), std::stoi(f[13])};
+      ReportRun run{f[0],
+                    std::stoi(f[1]),
+                    std::stoi(f[2]),
+                    f[3],
+                    f[4],
+                    std::stod(f[5]),
+                    std::stod(f[6]),
+                    std::stod(f[7]),
+                    std::stod(f[8]),
+                    std::stod(f[9]),
+                    std::stod(f[10]),
+                    std::stod(f[11]),
+                    std::stod(f[12]),
+                    std::stoi(f[13])};
       report.runs.push_back(run);
     } catch (const std::exception&) {
       *error = "line " + std::to_string(number) + ": a numeric field is not a number";

@@ -66,8 +66,8 @@ class TimelineWriter {
   }
   void Number(double value) {
     char digits[32];
-    auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value,
-                                   std::chars_format::fixed, 3);
+    auto [end, ec] =
+        std::to_chars(digits, digits + sizeof digits, value, std::chars_format::fixed, 3);
     text_.append(digits, end);
   }
   void Number(int value) { text_ += std::to_string(value); }
@@ -92,8 +92,8 @@ void WriteMetadata(TimelineWriter& writer, int rank) {
 void WriteStep(TimelineWriter& writer, const SyntheticTimelineSpec& spec, int rank, int step) {
   const double t0 = step * spec.step_us;
   const double compute = spec.step_us * 0.7 * (1.0 + rank * spec.rank_skew);
-  writer.Complete(rank, 3, "STEP", "compute", t0, std::min(compute + spec.step_us * 0.25,
-                                                           spec.step_us * 0.999));
+  writer.Complete(rank, 3, "STEP", "compute", t0,
+                  std::min(compute + spec.step_us * 0.25, spec.step_us * 0.999));
   writer.Complete(rank, 3, "FORWARD", "compute", t0, compute * 0.35);
   writer.Complete(rank, 3, "BACKWARD", "compute", t0 + compute * 0.35, compute * 0.6);
   writer.Complete(rank, 3, "OPTIMIZER", "compute", t0 + compute * 0.95, compute * 0.05);

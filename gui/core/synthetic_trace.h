@@ -9,11 +9,11 @@ namespace hvdview {
 
 struct SyntheticTimelineSpec {
   int ranks = 4;
-  size_t events = 1000;        // approximate total, metadata excluded
+  size_t events = 1000;  // approximate total, metadata excluded
   int collectives_per_step = 10;
-  double step_us = 100000;     // length of one training step
-  double rank_skew = 0.01;     // rank r computes (1 + r * skew) times longer
-  bool close_array = true;     // write the final ']'
+  double step_us = 100000;  // length of one training step
+  double rank_skew = 0.01;  // rank r computes (1 + r * skew) times longer
+  bool close_array = true;  // write the final ']'
 };
 
 // Returns the number of events written (metadata included); 0 when the file cannot be written.

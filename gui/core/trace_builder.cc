@@ -11,7 +11,9 @@ constexpr int64_t kAsyncTid = std::numeric_limits<int64_t>::max();
 constexpr int64_t kCounterTidBase = std::numeric_limits<int64_t>::max() - 1;
 constexpr int64_t kTextIdBase = int64_t{1} << 50;
 
-std::string PidLabel(int64_t pid) { return "pid " + std::to_string(pid); }
+std::string PidLabel(int64_t pid) {
+  return "pid " + std::to_string(pid);
+}
 
 }  // namespace
 
@@ -71,7 +73,8 @@ uint32_t TraceBuilder::LaneFor(int64_t pid, int64_t tid, LaneKind kind) {
     lane.pid = pid;
     lane.tid = tid;
     lane.kind = kind;
-    lane.sort_index = tid >= kTextIdBase ? 0 : static_cast<int>(std::clamp<int64_t>(tid, -1 << 30, 1 << 30));
+    lane.sort_index =
+        tid >= kTextIdBase ? 0 : static_cast<int>(std::clamp<int64_t>(tid, -1 << 30, 1 << 30));
     lane.name = kind == LaneKind::kAsync ? "async" : "tid " + std::to_string(tid);
     if (kind == LaneKind::kAsync) lane.sort_index = 1 << 30;
     trace_.lanes.push_back(std::move(lane));
@@ -112,19 +115,27 @@ void TraceBuilder::Add(const RawEvent& event) {
     max_time_ = std::max(max_time_, event.ts + (event.has_dur ? event.dur : 0));
   }
   switch (event.ph) {
-    case 'X': case 'B': case 'E':
+    case 'X':
+    case 'B':
+    case 'E':
       AddDuration(event, pid, tid);
       break;
-    case 'i': case 'I': case 'n': case 'R': {
+    case 'i':
+    case 'I':
+    case 'n':
+    case 'R': {
       Lane& lane = trace_.lanes[LaneFor(pid, event.ph == 'n' ? kAsyncTid : tid,
                                         event.ph == 'n' ? LaneKind::kAsync : LaneKind::kThread)];
       const uint32_t name = Intern(event.name);
-      lane.instants.push_back({event.ts, MakeSourceRef(file_index_, event.offset), name,
-                               CategoryOf(event.cat, name)});
+      lane.instants.push_back(
+          {event.ts, MakeSourceRef(file_index_, event.offset), name, CategoryOf(event.cat, name)});
       ++trace_.instant_count;
       break;
     }
-    case 'b': case 'e': case 'S': case 'F':
+    case 'b':
+    case 'e':
+    case 'S':
+    case 'F':
       AddAsync(event, pid);
       break;
     case 'M':
@@ -169,8 +180,9 @@ void TraceBuilder::AddAsync(const RawEvent& event, int64_t pid) {
   const uint32_t name = Intern(event.name);
   auto& stack = open_async_[key];
   if (event.ph == 'b' || event.ph == 'S') {
-    stack.push_back({lane_index, {event.ts, name, CategoryOf(event.cat, name),
-                                  MakeSourceRef(file_index_, event.offset)}});
+    stack.push_back(
+        {lane_index,
+         {event.ts, name, CategoryOf(event.cat, name), MakeSourceRef(file_index_, event.offset)}});
     return;
   }
   if (stack.empty()) {
@@ -182,8 +194,8 @@ void TraceBuilder::AddAsync(const RawEvent& event, int64_t pid) {
   auto chosen = match == stack.rend() ? stack.end() - 1 : std::prev(match.base());
   const OpenSlice open = chosen->second;
   stack.erase(chosen);
-  pending_[lane_index].slices.push_back({open.start, std::max(0.0, event.ts - open.start),
-                                         open.source, open.name, open.category, 0});
+  pending_[lane_index].slices.push_back(
+      {open.start, std::max(0.0, event.ts - open.start), open.source, open.name, open.category, 0});
 }
 
 void TraceBuilder::AddMetadata(const RawEvent& event, int64_t pid, int64_t tid) {
@@ -201,8 +213,7 @@ void TraceBuilder::AddMetadata(const RawEvent& event, int64_t pid, int64_t tid) 
     trace_.lanes[LaneFor(pid, tid, LaneKind::kThread)].name = args["name"].get<std::string>();
   } else if (event.name == "thread_sort_index" && args.contains("sort_index") &&
              args["sort_index"].is_number()) {
-    trace_.lanes[LaneFor(pid, tid, LaneKind::kThread)].sort_index =
-        args["sort_index"].get<int>();
+    trace_.lanes[LaneFor(pid, tid, LaneKind::kThread)].sort_index = args["sort_index"].get<int>();
   }
 }
 
@@ -248,8 +259,9 @@ void TraceBuilder::CloseOpenSlices() {
   }
   open_async_.clear();
   if (unfinished > 0) {
-    Problem& entry = problems_["unfinished slices ('B' without 'E' or 'b' without 'e') "
-                               "drawn to the end of the trace"];
+    Problem& entry = problems_
+        ["unfinished slices ('B' without 'E' or 'b' without 'e') "
+         "drawn to the end of the trace"];
     entry.count += unfinished;
     entry.first_offset = first_offset;
     entry.file = trace_.files.empty() ? "" : trace_.files.back();

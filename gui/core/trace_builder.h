@@ -17,11 +17,11 @@ struct RawEvent {
   char ph = 0;
   std::string_view name;
   std::string_view cat;
-  std::string_view id;     // async id as text
-  std::string_view scope;  // "s" of instants
+  std::string_view id;        // async id as text
+  std::string_view scope;     // "s" of instants
   std::string_view pid_text;  // set when pid was a string
   std::string_view tid_text;
-  std::string_view args;   // raw JSON text of "args", empty when absent
+  std::string_view args;  // raw JSON text of "args", empty when absent
   double ts = 0;
   double dur = 0;
   int64_t pid = 0;
@@ -29,7 +29,7 @@ struct RawEvent {
   bool has_ts = false;
   bool has_dur = false;
   const char* type_error = nullptr;  // "ts must be a number", ... : the event is skipped
-  uint64_t offset = 0;                // byte offset of the event object in its file
+  uint64_t offset = 0;               // byte offset of the event object in its file
 };
 
 class TraceBuilder {
@@ -75,7 +75,7 @@ class TraceBuilder {
   Trace& trace_;
   uint32_t file_index_ = 0;
   std::unordered_map<std::string, uint32_t> name_ids_;
-  std::vector<int8_t> name_category_;  // -1 = not classified yet
+  std::vector<int8_t> name_category_;                  // -1 = not classified yet
   std::unordered_map<std::string, int64_t> text_ids_;  // pid/tid given as strings
   std::map<std::pair<int64_t, int64_t>, uint32_t> lane_ids_;
   std::map<int64_t, size_t> process_ids_;

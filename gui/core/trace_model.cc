@@ -170,10 +170,9 @@ void SortProcesses(Trace& trace, ProcessOrder order) {
     for (size_t i = 0; i < times.size(); ++i) {
       busy[trace.processes[i].pid] = times[i].communication_us;
     }
-    std::stable_sort(trace.processes.begin(), trace.processes.end(),
-                     [&busy](const Process& a, const Process& b) {
-                       return busy[a.pid] > busy[b.pid];
-                     });
+    std::stable_sort(
+        trace.processes.begin(), trace.processes.end(),
+        [&busy](const Process& a, const Process& b) { return busy[a.pid] > busy[b.pid]; });
   }
 }
 

@@ -16,8 +16,12 @@ using SourceRef = uint64_t;
 inline SourceRef MakeSourceRef(uint32_t file, uint64_t offset) {
   return (static_cast<uint64_t>(file) << 48) | (offset & ((uint64_t{1} << 48) - 1));
 }
-inline uint32_t SourceFile(SourceRef ref) { return static_cast<uint32_t>(ref >> 48); }
-inline uint64_t SourceOffset(SourceRef ref) { return ref & ((uint64_t{1} << 48) - 1); }
+inline uint32_t SourceFile(SourceRef ref) {
+  return static_cast<uint32_t>(ref >> 48);
+}
+inline uint64_t SourceOffset(SourceRef ref) {
+  return ref & ((uint64_t{1} << 48) - 1);
+}
 
 // One duration event (X, B/E pair or b/e async pair). Times in microseconds.
 struct Slice {

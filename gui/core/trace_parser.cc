@@ -1,12 +1,12 @@
 #include "core/trace_parser.h"
 
 #include <algorithm>
-#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/json_scan.h"
 #include "core/trace_builder.h"
@@ -34,8 +34,15 @@ class TraceFileParser {
   bool Run(std::optional<LoadError>* error);
 
  private:
-  enum class State { kStart, kArrayFirst, kArrayNext, kObjectFirstKey, kObjectNextKey, kTrailing,
-                     kDone };
+  enum class State {
+    kStart,
+    kArrayFirst,
+    kArrayNext,
+    kObjectFirstKey,
+    kObjectNextKey,
+    kTrailing,
+    kDone
+  };
 
   void Step();
   void StepArray();
@@ -83,9 +90,9 @@ bool TraceFileParser::Run(std::optional<LoadError>* error) {
       }
       Refill(mark);
     } catch (const JsonSyntaxError& e) {
-      *error = Error(e.offset, "invalid JSON at byte " + std::to_string(e.offset) + ": " +
-                                   e.message + "; kept the " + std::to_string(events_) +
-                                   " events before it");
+      *error =
+          Error(e.offset, "invalid JSON at byte " + std::to_string(e.offset) + ": " + e.message +
+                              "; kept the " + std::to_string(events_) + " events before it");
       return true;
     }
     if ((events_ & 0x3FFF) == 0x3FFF) {
@@ -107,8 +114,8 @@ void TraceFileParser::Step() {
         state_ = State::kObjectFirstKey;
         in_object_ = true;
       } else {
-        throw JsonSyntaxError{scan_.offset(), "not a trace: expected '[' or '{' but found " +
-                                                  DescribeChar(c)};
+        throw JsonSyntaxError{scan_.offset(),
+                              "not a trace: expected '[' or '{' but found " + DescribeChar(c)};
       }
       scan_.Advance();
       return;
@@ -123,8 +130,8 @@ void TraceFileParser::Step() {
       return;
     case State::kTrailing: {
       const char c = scan_.PeekAfterSpace();
-      throw JsonSyntaxError{scan_.offset(), "unexpected " + DescribeChar(c) +
-                                                " after the end of the trace"};
+      throw JsonSyntaxError{scan_.offset(),
+                            "unexpected " + DescribeChar(c) + " after the end of the trace"};
     }
     case State::kDone:
       return;
@@ -135,8 +142,8 @@ void TraceFileParser::StepArray() {
   char c = scan_.PeekAfterSpace();
   if (c != ']' && state_ == State::kArrayNext) {
     if (c != ',') {
-      throw JsonSyntaxError{scan_.offset(), "expected ',' or ']' between events but found " +
-                                                DescribeChar(c)};
+      throw JsonSyntaxError{scan_.offset(),
+                            "expected ',' or ']' between events but found " + DescribeChar(c)};
     }
     scan_.Advance();
     c = scan_.PeekAfterSpace();
@@ -147,8 +154,7 @@ void TraceFileParser::StepArray() {
     return;
   }
   if (c != '{') {
-    throw JsonSyntaxError{scan_.offset(), "expected an event object but found " +
-                                              DescribeChar(c)};
+    throw JsonSyntaxError{scan_.offset(), "expected an event object but found " + DescribeChar(c)};
   }
   event_ = RawEvent{};
   event_.offset = scan_.offset();
@@ -220,16 +226,18 @@ std::optional<LoadError> TraceFileParser::EndOfInput(const char* mark) {
   if (!in_object_ && only_space_left && events_ > 0) {
     return std::nullopt;  // the closing ']' is optional in the array format
   }
-  std::string what = only_space_left ? "the trace is not closed"
-                                     : "the event at byte " + std::to_string(mark_offset) +
-                                           " is incomplete";
+  std::string what = only_space_left
+                         ? "the trace is not closed"
+                         : "the event at byte " + std::to_string(mark_offset) + " is incomplete";
   return Error(mark_offset, "truncated at byte " + std::to_string(file_size) + ": " + what +
                                 "; kept the " + std::to_string(events_) + " complete events");
 }
 
 }  // namespace
 
-std::string LoadError::ToString() const { return file + ": " + message; }
+std::string LoadError::ToString() const {
+  return file + ": " + message;
+}
 
 LoadResult LoadTimelines(const std::vector<std::string>& paths, const LoadOptions& options) {
   LoadResult result;

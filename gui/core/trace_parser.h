@@ -21,7 +21,7 @@ struct LoadError {
 };
 
 struct LoadOptions {
-  const std::atomic<bool>* cancel = nullptr;              // set to stop early
+  const std::atomic<bool>* cancel = nullptr;                    // set to stop early
   std::function<void(uint64_t done, uint64_t total)> progress;  // bytes, all files
   size_t chunk_bytes = 4 << 20;
 };

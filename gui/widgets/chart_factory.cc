@@ -1,14 +1,15 @@
 #include "widgets/chart_factory.h"
 
 #include <QBarCategoryAxis>
-#include <QBarSet>
 #include <QBarSeries>
+#include <QBarSet>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QPen>
 #include <QStackedBarSeries>
 #include <QValueAxis>
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace hvdview {
@@ -77,11 +78,15 @@ QLineSeries* DashedSeries(const QString& name, QColor color) {
 QChart* MakeThroughputChart(const Report& report) {
   QChart* chart = NewChart(QObject::tr("Throughput (images/s)"));
   QAbstractAxis* x = MakeNpAxis(report);
-  auto* y = new QValueAxis;
+  // Log-log when np is on a log axis: ideal scaling is then a straight diagonal.
+  const bool log_scale = qobject_cast<QLogValueAxis*>(x) != nullptr;
+  QAbstractAxis* y = log_scale ? static_cast<QAbstractAxis*>(new QLogValueAxis)
+                               : static_cast<QAbstractAxis*>(new QValueAxis);
   y->setTitleText(QObject::tr("images/s"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   double top = 1;
+  double bottom = 1e300;
   std::map<std::string, const std::vector<const ReportRun*>*> ideal_by_model;
   const SeriesRuns groups = GroupBySeries(report);
   for (const auto& [name, runs] : groups) {
@@ -91,6 +96,7 @@ QChart* MakeThroughputChart(const Report& report) {
     for (const ReportRun* run : runs) {
       series->append(run->np, run->images_per_sec);
       top = std::max(top, run->images_per_sec);
+      bottom = std::min(bottom, std::max(1e-3, run->images_per_sec));
     }
     Attach(chart, series, x, y);
     ideal_by_model.emplace(runs.front()->model, &runs);
@@ -105,7 +111,18 @@ QChart* MakeThroughputChart(const Report& report) {
     }
     Attach(chart, ideal, x, y);
   }
-  y->setRange(0, top * 1.08);
+  if (auto* log_axis = qobject_cast<QLogValueAxis*>(y)) {
+    log_axis->setBase(10);
+    log_axis->setLabelFormat("%.0f");
+    log_axis->setMinorTickCount(8);
+    log_axis->setRange(std::pow(10, std::floor(std::log10(bottom))),
+                       std::pow(10, std::ceil(std::log10(top))));
+  } else {
+    auto* value_axis = static_cast<QValueAxis*>(y);
+    value_axis->setRange(0, top * 1.08);
+    value_axis->applyNiceNumbers();
+    value_axis->setLabelFormat("%.0f");
+  }
   return chart;
 }
 
@@ -135,7 +152,8 @@ QChart* MakeEfficiencyChart(const Report& report) {
   ideal->append(low_np, 100);
   ideal->append(high_np, 100);
   Attach(chart, ideal, x, y);
-  y->setRange(0, std::ceil(top / 10) * 10 + 5);
+  y->setRange(0, std::ceil((top + 5) / 20) * 20);
+  y->setTickCount(static_cast<int>(std::ceil((top + 5) / 20)) + 1);
   return chart;
 }
 
@@ -155,8 +173,7 @@ QChart* MakeStepTimeChart(const Report& report) {
     categories << QStringLiteral("%1 np=%2%3")
                       .arg(QString::fromStdString(run.model))
                       .arg(run.np)
-                      .arg(run.label.empty() ? QString()
-                                             : " " + QString::fromStdString(run.label));
+                      .arg(run.label.empty() ? QString() : " " + QString::fromStdString(run.label));
     const double exposed_only = std::max(0.0, run.exposed_comm_s - run.negotiation_s);
     const double rest = std::max(0.0, run.step_time_s - run.compute_s - run.exposed_comm_s);
     *compute << run.compute_s * 1e3;
@@ -174,6 +191,8 @@ QChart* MakeStepTimeChart(const Report& report) {
   auto* y = new QValueAxis;
   y->setTitleText(QObject::tr("ms per step"));
   y->setRange(0, top * 1.1 + 1e-9);
+  y->applyNiceNumbers();
+  y->setLabelFormat("%.0f");
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   series->attachAxis(x);
@@ -204,6 +223,8 @@ QChart* MakeCollectiveTimeChart(const Trace& trace) {
   auto* y = new QValueAxis;
   y->setTitleText(QObject::tr("ms"));
   y->setRange(0, top * 1.1 + 1e-9);
+  y->applyNiceNumbers();
+  y->setLabelFormat("%.0f");
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   series->attachAxis(x);

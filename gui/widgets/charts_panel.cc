@@ -13,10 +13,9 @@ namespace hvdview {
 ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QGridLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
-  const char* placeholders[4] = {"Throughput: open a report (File > Open)",
-                                 "Scaling efficiency: open a report",
-                                 "Step time split: open a report",
-                                 "Time in collectives per rank: open a timeline"};
+  const char* placeholders[4] = {
+      "Throughput: open a report (File > Open)", "Scaling efficiency: open a report",
+      "Step time split: open a report", "Time in collectives per rank: open a timeline"};
   for (int i = 0; i < 4; ++i) {
     auto* chart = new QChart;
     chart->setTitle(tr(placeholders[i]));
@@ -28,8 +27,8 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
     views_[i]->setContextMenuPolicy(Qt::ActionsContextMenu);
     views_[i]->addAction(export_action);
     connect(export_action, &QAction::triggered, this, [this, i] {
-      const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"),
-                                                        tr("chart.png"), tr("Images (*.png *.svg)"));
+      const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), tr("chart.png"),
+                                                        tr("Images (*.png *.svg)"));
       QString error;
       if (!path.isEmpty() && !ExportWidget(views_[i], path, &error)) {
         QMessageBox::warning(this, tr("hvdview"), error);
@@ -38,7 +37,9 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   }
 }
 
-QChartView* ChartsPanel::chartView(ChartKind kind) const { return views_[static_cast<int>(kind)]; }
+QChartView* ChartsPanel::chartView(ChartKind kind) const {
+  return views_[static_cast<int>(kind)];
+}
 
 void ChartsPanel::replaceChart(ChartKind kind, QChart* chart) {
   QChartView* view = chartView(kind);

@@ -97,13 +97,17 @@ bool CompareView::align(const QString& name, int occurrence, double offset_us) {
     const auto at_a = NthOccurrence(a, name.toStdString(), occurrence);
     const auto at_b = NthOccurrence(b, name.toStdString(), occurrence);
     if (!at_a || !at_b) {
-      status_->setText(tr("no occurrence %1 of '%2' in %3").arg(occurrence).arg(name,
-                       !at_a ? tr("A") : tr("B")));
+      status_->setText(tr("no occurrence %1 of '%2' in %3")
+                           .arg(occurrence)
+                           .arg(name, !at_a ? tr("A") : tr("B")));
       return false;
     }
     anchor_a = *at_a;
     anchor_b = *at_b;
   }
+  name_edit_->setText(name);
+  occurrence_->setValue(occurrence);
+  offset_->setValue(offset_us);
   const double shift = anchor_a - anchor_b + offset_us;
   top_->setTimeShift(0);
   top_->setTimeOrigin(anchor_a);

@@ -31,8 +31,7 @@ bool ExportWidget(QWidget* widget, const QString& path, QString* error) {
     painter.end();
     return true;
   }
-  *error = QStringLiteral("%1: unsupported image format '%2' (use .png or .svg)")
-               .arg(path, suffix);
+  *error = QStringLiteral("%1: unsupported image format '%2' (use .png or .svg)").arg(path, suffix);
   return false;
 }
 

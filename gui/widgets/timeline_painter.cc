@@ -19,11 +19,13 @@ const QColor kSelectionEdge(30, 90, 220);
 struct Area {
   double left = 0;
   double right = 0;
-  int top = 0;     // below the ruler
+  int top = 0;  // below the ruler
   int bottom = 0;
 };
 
-QColor TextColorOn(const QColor& fill) { return fill.lightness() > 140 ? Qt::black : Qt::white; }
+QColor TextColorOn(const QColor& fill) {
+  return fill.lightness() > 140 ? Qt::black : Qt::white;
+}
 
 void PaintSlice(QPainter& painter, const Trace& trace, const Slice& slice, double x0, double x1,
                 int y, int h, const TimelineViewState& view, const Area& area) {
@@ -32,7 +34,8 @@ void PaintSlice(QPainter& painter, const Trace& trace, const Slice& slice, doubl
   const double right = std::min(x1, area.right + 2);
   const QRectF rect(left, y, right - left, h);
   painter.fillRect(rect, fill);
-  if (slice.flags & kSliceUnfinished) painter.fillRect(rect, QBrush(fill.darker(160), Qt::BDiagPattern));
+  if (slice.flags & kSliceUnfinished)
+    painter.fillRect(rect, QBrush(fill.darker(160), Qt::BDiagPattern));
   if (x1 - x0 >= 4) {
     painter.setPen(fill.darker(135));
     painter.setBrush(Qt::NoBrush);
@@ -91,8 +94,8 @@ void PaintSliceRow(QPainter& painter, const Trace& trace, const Row& row, int y,
   }
 }
 
-void PaintInstants(QPainter& painter, const Lane& lane, int y, int h,
-                   const TimelineViewState& view, const Area& area) {
+void PaintInstants(QPainter& painter, const Lane& lane, int y, int h, const TimelineViewState& view,
+                   const Area& area) {
   const double t_left = view.TraceTimeAt(0);
   const double t_right = view.TraceTimeAt(area.right - area.left);
   auto it = std::partition_point(lane.instants.begin(), lane.instants.end(),
@@ -111,8 +114,8 @@ void PaintInstants(QPainter& painter, const Lane& lane, int y, int h,
   }
 }
 
-void PaintCounter(QPainter& painter, const Lane& lane, int y, int h,
-                  const TimelineViewState& view, const Area& area) {
+void PaintCounter(QPainter& painter, const Lane& lane, int y, int h, const TimelineViewState& view,
+                  const Area& area) {
   if (lane.counter.empty() || lane.counter_max <= 0) return;
   const double t_left = view.TraceTimeAt(0);
   const double t_right = view.TraceTimeAt(area.right - area.left);
@@ -150,11 +153,21 @@ void PaintRuler(QPainter& painter, const QRect& rect, const TimelineViewState& v
     const double x = area.left + (tick - view.start) / view.us_per_px;
     painter.setPen(QColor(0x88, 0x88, 0x88));
     painter.drawLine(QPointF(x, geometry.ruler_height - 7), QPointF(x, geometry.ruler_height));
-    painter.setPen(QColor(0xE4, 0xE4, 0xE4));
-    painter.drawLine(QPointF(x, geometry.ruler_height), QPointF(x, area.bottom));
     painter.setPen(Qt::black);
     const double label = std::fabs(tick - view.origin) < step * 1e-6 ? 0 : tick - view.origin;
     painter.drawText(QPointF(x + 3, 13), QString::fromStdString(FormatDuration(label, 3)));
+  }
+}
+
+// Vertical lines at the ruler ticks, under the slices.
+void PaintGrid(QPainter& painter, const TimelineViewState& view, const Area& area) {
+  const double step = NiceTickStep(view.us_per_px, 90);
+  const double right_time = view.start + (area.right - area.left) * view.us_per_px;
+  double tick = std::ceil((view.start - view.origin) / step) * step + view.origin;
+  painter.setPen(QColor(0xE4, 0xE4, 0xE4));
+  for (int guard = 0; tick <= right_time && guard < 1000; tick += step, ++guard) {
+    const double x = area.left + (tick - view.start) / view.us_per_px;
+    painter.drawLine(QPointF(x, area.top), QPointF(x, area.bottom));
   }
 }
 
@@ -197,8 +210,8 @@ void PaintHeader(QPainter& painter, const Trace& trace, const DisplayRow& row, i
   if (row.row != 0) return;
   painter.setPen(QColor(0x33, 0x33, 0x33));
   const QString name = QString::fromStdString(trace.lanes[row.lane].name);
-  const QString text = painter.fontMetrics().elidedText(name, Qt::ElideRight,
-                                                        geometry.header_width - 20);
+  const QString text =
+      painter.fontMetrics().elidedText(name, Qt::ElideRight, geometry.header_width - 20);
   painter.drawText(QRect(14, y, geometry.header_width - 16, geometry.row_height),
                    Qt::AlignVCenter | Qt::AlignLeft, text);
 }
@@ -221,7 +234,9 @@ void PaintHighlight(QPainter& painter, const Trace& trace, const SliceRef& ref, 
 
 }  // namespace
 
-QColor ColorOf(Category category) { return QColor::fromRgb(CategoryColor(category)); }
+QColor ColorOf(Category category) {
+  return QColor::fromRgb(CategoryColor(category));
+}
 
 std::vector<DisplayRow> BuildDisplayRows(const Trace& trace, const std::set<int64_t>& collapsed,
                                          const TimelineGeometry& geometry) {
@@ -262,6 +277,7 @@ void PaintTimeline(QPainter& painter, const QRect& widget_rect, const Trace& tra
   auto first = std::partition_point(rows.begin(), rows.end(), [&](const DisplayRow& row) {
     return top + row.y + row.height <= area.top;
   });
+  PaintGrid(painter, view, area);
   painter.setClipRect(QRect(0, area.top, widget_rect.width(), area.bottom - area.top));
   for (auto it = first; it != rows.end() && top + it->y < area.bottom; ++it) {
     const int y = top + it->y;

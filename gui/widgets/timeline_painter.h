@@ -29,8 +29,8 @@ struct DisplayRow {
   Kind kind = Kind::kSlices;
   uint32_t process = 0;  // index into Trace::processes
   uint32_t lane = 0;
-  int32_t row = 0;       // sub-row (depth) of the lane
-  int y = 0;             // top, relative to the first row (before scrolling)
+  int32_t row = 0;  // sub-row (depth) of the lane
+  int y = 0;        // top, relative to the first row (before scrolling)
   int height = 0;
 };
 
@@ -40,10 +40,10 @@ std::vector<DisplayRow> BuildDisplayRows(const Trace& trace, const std::set<int6
 
 // What part of the trace is visible and what is highlighted.
 struct TimelineViewState {
-  double start = 0;       // display time at the left of the time area (us)
+  double start = 0;  // display time at the left of the time area (us)
   double us_per_px = 1;
-  double shift = 0;       // display time = trace time + shift
-  double origin = 0;      // display time labelled 0 on the ruler
+  double shift = 0;   // display time = trace time + shift
+  double origin = 0;  // display time labelled 0 on the ruler
   int scroll_y = 0;
   std::optional<std::pair<double, double>> selection;  // display times
   std::optional<SliceRef> selected;

@@ -14,7 +14,9 @@
 namespace hvdview {
 namespace {
 
-QString Duration(double us) { return QString::fromStdString(FormatDuration(us, 3)); }
+QString Duration(double us) {
+  return QString::fromStdString(FormatDuration(us, 3));
+}
 
 QTableWidgetItem* NumberItem(const QString& text, double sort_value) {
   auto* item = new QTableWidgetItem(text);
@@ -40,8 +42,8 @@ TimelinePanel::TimelinePanel(QWidget* parent)
   auto* fit = new QPushButton(tr("Fit"), this);
   auto* labels = new QCheckBox(tr("Labels"), this);
   labels->setChecked(true);
-  order_combo_->addItems({tr("Order: rank / sort index"), tr("Order: name"),
-                          tr("Order: time in collectives")});
+  order_combo_->addItems(
+      {tr("Order: rank / sort index"), tr("Order: name"), tr("Order: time in collectives")});
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(search_edit_, 2);
@@ -52,23 +54,9 @@ TimelinePanel::TimelinePanel(QWidget* parent)
   bar->addWidget(labels);
   bar->addWidget(fit);
 
-  details_->setReadOnly(true);
-  details_->setPlaceholderText(tr("Click a slice to see its details"));
-  stats_->setHorizontalHeaderLabels({tr("Name"), tr("Count"), tr("Total"), tr("Mean"), tr("Max")});
-  stats_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-  stats_->verticalHeader()->hide();
-  stats_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  range_label_->setWordWrap(true);
-
-  auto* side = new QWidget(this);
-  auto* side_layout = new QVBoxLayout(side);
-  side_layout->setContentsMargins(0, 0, 0, 0);
-  side_layout->addWidget(details_, 2);
-  side_layout->addWidget(range_label_);
-  side_layout->addWidget(stats_, 3);
   auto* splitter = new QSplitter(Qt::Horizontal, this);
   splitter->addWidget(view_);
-  splitter->addWidget(side);
+  splitter->addWidget(makeSidePanel());
   splitter->setStretchFactor(0, 4);
   splitter->setStretchFactor(1, 1);
 
@@ -78,24 +66,37 @@ TimelinePanel::TimelinePanel(QWidget* parent)
   layout->addWidget(new LegendBar(this));
   layout->addWidget(splitter, 1);
 
-  connect(search_edit_, &QLineEdit::returnPressed, this, [this] {
-    if (search_edit_->text() != searched_) search(search_edit_->text());
-    else findNext();
-  });
-  connect(next, &QPushButton::clicked, this, [this] {
-    if (search_edit_->text() != searched_) search(search_edit_->text());
-    else findNext();
-  });
+  connect(search_edit_, &QLineEdit::returnPressed, this, &TimelinePanel::searchOrNext);
+  connect(next, &QPushButton::clicked, this, &TimelinePanel::searchOrNext);
   connect(previous, &QPushButton::clicked, this, &TimelinePanel::findPrevious);
   connect(fit, &QPushButton::clicked, view_, &TimelineView::fitAll);
   connect(labels, &QCheckBox::toggled, view_, &TimelineView::setShowLabels);
-  connect(order_combo_, &QComboBox::currentIndexChanged, this, [this](int index) {
-    view_->setProcessOrder(static_cast<ProcessOrder>(index));
-  });
+  connect(order_combo_, &QComboBox::currentIndexChanged, this,
+          [this](int index) { view_->setProcessOrder(static_cast<ProcessOrder>(index)); });
   connect(view_, &TimelineView::sliceSelected, this, &TimelinePanel::showDetails);
   connect(view_, &TimelineView::sliceCleared, details_, &QTextEdit::clear);
   connect(view_, &TimelineView::rangeSelected, this, &TimelinePanel::showRangeStats);
   connect(view_, &TimelineView::rangeCleared, this, [this] { stats_->setRowCount(0); });
+}
+
+QWidget* TimelinePanel::makeSidePanel() {
+  details_->setReadOnly(true);
+  details_->setPlaceholderText(tr("Click a slice to see its details"));
+  stats_->setHorizontalHeaderLabels({tr("Name"), tr("Count"), tr("Total"), tr("Mean"), tr("Max")});
+  stats_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  stats_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  stats_->verticalHeader()->hide();
+  stats_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  range_label_->setWordWrap(true);
+
+  auto* side = new QWidget(this);
+  side->setMinimumWidth(420);
+  auto* side_layout = new QVBoxLayout(side);
+  side_layout->setContentsMargins(0, 0, 0, 0);
+  side_layout->addWidget(details_, 2);
+  side_layout->addWidget(range_label_);
+  side_layout->addWidget(stats_, 3);
+  return side;
 }
 
 void TimelinePanel::setTrace(std::shared_ptr<Trace> trace) {
@@ -111,14 +112,22 @@ void TimelinePanel::setTrace(std::shared_ptr<Trace> trace) {
 void TimelinePanel::search(const QString& text) {
   searched_ = text;
   search_edit_->setText(text);
-  matches_ = view_->trace() ? FindByName(*view_->trace(), text.toStdString())
-                            : std::vector<SliceRef>{};
+  matches_ =
+      view_->trace() ? FindByName(*view_->trace(), text.toStdString()) : std::vector<SliceRef>{};
   match_index_ = -1;
   if (matches_.empty()) {
     match_label_->setText(text.isEmpty() ? QString() : tr("no match"));
     return;
   }
   findNext();
+}
+
+void TimelinePanel::searchOrNext() {
+  if (search_edit_->text() != searched_) {
+    search(search_edit_->text());
+  } else {
+    findNext();
+  }
 }
 
 void TimelinePanel::findNext() {
@@ -156,8 +165,8 @@ void TimelinePanel::showDetails(const SliceRef& ref) {
                           Duration(event.start - trace.min_time))
                      .arg(event.start, 0, 'f', 3);
   if (ref.row >= 0) {
-    text += tr("Duration: %1%2\n").arg(Duration(event.dur),
-                                       event.unfinished ? tr(" (unfinished)") : QString());
+    text += tr("Duration: %1%2\n")
+                .arg(Duration(event.dur), event.unfinished ? tr(" (unfinished)") : QString());
   }
   const std::string json = ReadEventJson(trace, event.source);
   if (!json.empty()) text += tr("\nEvent:\n") + QString::fromStdString(json);

@@ -31,6 +31,8 @@ class TimelinePanel : public QWidget {
   void findPrevious();
 
  private:
+  QWidget* makeSidePanel();  // details, range label and statistics table
+  void searchOrNext();       // Enter / Next: a new text starts a search, the same text goes on
   void showDetails(const SliceRef& ref);
   void showRangeStats(double start_us, double end_us);
   void showMatch();

@@ -171,9 +171,13 @@ void TimelineView::updateScrollBar() {
   view_.scroll_y = scroll_bar_->value();
 }
 
-void TimelineView::setScrollY(int y) { scroll_bar_->setValue(std::clamp(y, 0, scroll_bar_->maximum())); }
+void TimelineView::setScrollY(int y) {
+  scroll_bar_->setValue(std::clamp(y, 0, scroll_bar_->maximum()));
+}
 
-void TimelineView::emitRange() { emit viewRangeChanged(viewStart(), viewEnd()); }
+void TimelineView::emitRange() {
+  emit viewRangeChanged(viewStart(), viewEnd());
+}
 
 const DisplayRow* TimelineView::rowAtY(int y) const {
   if (y < geometry_.ruler_height) return nullptr;
@@ -318,15 +322,38 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
   const double center = timeAreaLeft() + timeAreaWidth() / 2.0;
   const double step = (viewEnd() - viewStart()) * 0.15;
   switch (event->key()) {
-    case Qt::Key_W: case Qt::Key_Plus: case Qt::Key_Equal: zoomAround(0.7, center); break;
-    case Qt::Key_S: case Qt::Key_Minus: zoomAround(1 / 0.7, center); break;
-    case Qt::Key_A: case Qt::Key_Left: setViewRange(viewStart() - step, viewEnd() - step); break;
-    case Qt::Key_D: case Qt::Key_Right: setViewRange(viewStart() + step, viewEnd() + step); break;
-    case Qt::Key_Up: setScrollY(view_.scroll_y - geometry_.row_height * 3); break;
-    case Qt::Key_Down: setScrollY(view_.scroll_y + geometry_.row_height * 3); break;
-    case Qt::Key_F: case Qt::Key_0: fitAll(); break;
-    case Qt::Key_Escape: clearSelection(); break;
-    default: QWidget::keyPressEvent(event);
+    case Qt::Key_W:
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+      zoomAround(0.7, center);
+      break;
+    case Qt::Key_S:
+    case Qt::Key_Minus:
+      zoomAround(1 / 0.7, center);
+      break;
+    case Qt::Key_A:
+    case Qt::Key_Left:
+      setViewRange(viewStart() - step, viewEnd() - step);
+      break;
+    case Qt::Key_D:
+    case Qt::Key_Right:
+      setViewRange(viewStart() + step, viewEnd() + step);
+      break;
+    case Qt::Key_Up:
+      setScrollY(view_.scroll_y - geometry_.row_height * 3);
+      break;
+    case Qt::Key_Down:
+      setScrollY(view_.scroll_y + geometry_.row_height * 3);
+      break;
+    case Qt::Key_F:
+    case Qt::Key_0:
+      fitAll();
+      break;
+    case Qt::Key_Escape:
+      clearSelection();
+      break;
+    default:
+      QWidget::keyPressEvent(event);
   }
 }
 

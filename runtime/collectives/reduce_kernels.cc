@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "collectives/half.h"
 
@@ -44,7 +45,12 @@ void reduce_typed(void* dst, const void* src, int64_t n, DataType dt) {
 
 template <class T>
 void scale_loop(T* b, int64_t n, double f) {
-  for (int64_t i = 0; i < n; ++i) b[i] = static_cast<T>(static_cast<double>(b[i]) * f);
+  if constexpr (std::is_integral_v<T>) {
+    // Round to nearest: averaging 21 over 7 ranks must give 3, not 2.9999999 → 2.
+    for (int64_t i = 0; i < n; ++i) b[i] = static_cast<T>(std::llround(static_cast<double>(b[i]) * f));
+  } else {
+    for (int64_t i = 0; i < n; ++i) b[i] = static_cast<T>(static_cast<double>(b[i]) * f);
+  }
 }
 
 template <class T>

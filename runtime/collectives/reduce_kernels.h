@@ -11,7 +11,7 @@ namespace hvd {
 
 /// dst[i] = dst[i] (op) src[i] for i < count (op is not kAverage).
 void reduce_host(void* dst, const void* src, int64_t count, DataType dt, ReduceOp op);
-/// buf[i] = buf[i] * factor (integers: truncated toward zero, as Horovod's ScaleBuffer).
+/// buf[i] = buf[i] * factor (integers: rounded to nearest).
 void scale_host(void* buf, int64_t count, DataType dt, double factor);
 /// buf[i] = identity of op (0, 1, +max or lowest).
 void fill_identity_host(void* buf, int64_t count, DataType dt, ReduceOp op);

@@ -82,11 +82,12 @@ Status Config::from_process_env(Config* out) {
 Status Config::set(const std::string& name, const std::string& value) {
 #define HVD_SET_ONE(field, env, type, def, doc)                                    \
   if (name == #field || name == "HVD_" env || name == "HOROVOD_" env) {            \
-    type tmp{};                                                                    \
-    Status s = parse_value(#field, value, &tmp);                                   \
+    Config next = *this;                                                           \
+    Status s = parse_value(#field, value, &next.field);                            \
     if (!s.ok()) return s;                                                         \
-    field = tmp;                                                                   \
-    return validate();                                                             \
+    s = next.validate();                                                           \
+    if (s.ok()) *this = next;                                                      \
+    return s;                                                                      \
   }
   HVD_KNOBS(HVD_SET_ONE)
 #undef HVD_SET_ONE

@@ -71,7 +71,11 @@ void Controller::classify(std::vector<TensorRequest>& incoming) {
 Status Controller::cache_round(bool want_shutdown, NegotiationResult* out, bool* full) {
   const size_t words = cache_.words();
   std::vector<uint64_t> and_bits(1 + words, 0), or_bits(1 + words, 0);
-  and_bits[0] = (uncached_.empty() ? kNothingUncached : 0) | (want_shutdown ? 0 : kNoShutdown);
+  // The coordinator forces a full round while tensors wait on missing ranks long enough
+  // for the stall inspector to act.
+  const bool inspect = t_.rank() == 0 && stall_inspection_due();
+  and_bits[0] = (uncached_.empty() && !inspect ? kNothingUncached : 0) |
+                (want_shutdown ? 0 : kNoShutdown);
   // A rank that joined in an earlier cycle agrees to everything others are ready for.
   if (joined_here_ && joined_before_) std::fill(and_bits.begin() + 1, and_bits.end(), ~uint64_t{0});
   const double now = p_.now();
@@ -130,6 +134,14 @@ Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
   out->responses.insert(out->responses.end(), responses.begin(), responses.end());
   joined_before_ = joined_here_;
   return Status::OK();
+}
+
+bool Controller::stall_inspection_due() const {
+  if (cfg_.stall_check_disable || table_.empty()) return false;
+  const double now = p_.now();
+  for (const auto& [name, p] : table_)
+    if (now - p.first_seen >= cfg_.stall_check_time_s) return true;
+  return false;
 }
 
 // Caches negotiated responses (same order on every rank) and tracks join completion.

@@ -51,6 +51,7 @@ class Controller {
   bool complete(const Pending& p) const;
   Response build_response(const std::string& name, Pending& p);
   void check_stalls(std::vector<Response>* errors);
+  bool stall_inspection_due() const;
   void remember(const std::vector<Response>& responses);
   int cache_capacity() const { return static_cast<int>(cfg_.cache_capacity); }
 

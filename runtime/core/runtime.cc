@@ -139,7 +139,8 @@ Status RuntimeImpl::init_process_set(ProcessSet& ps) {
     ps.fusion[k] = DeviceBuffer(d, 0);
     ps.scratch[k] = DeviceBuffer(d, 0);
   }
-  if (ps.t->size() > 1 && ps.t->local_size() > 1 && ps.t->cross_size() > 1) {
+  // Every member evaluates the same global facts, so all or none make the (collective) split.
+  if (ps.t->homogeneous() && ps.t->local_size() > 1 && ps.t->cross_size() > 1) {
     ps.local = ps.t->split(ps.t->node_of(ps.t->rank()), ps.t->rank());
     ps.cross = ps.t->split(ps.t->local_rank(), ps.t->rank());
   }

@@ -1,1 +1,165 @@
+// Runs the hvdview binary headless: --screenshot, --export-chart, bad input, bad flags.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <QImage>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "core/synthetic_trace.h"
+#include "test_files.h"
+
+namespace hvdview {
+namespace {
+
+using testing::DataFile;
+using testing::TempPath;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+RunResult RunHvdview(const std::string& args) {
+  const std::string out = TempPath("stdout.txt");
+  const std::string err = TempPath("stderr.txt");
+  const std::string command = "QT_QPA_PLATFORM=offscreen '" + std::string(HVDVIEW_BINARY) + "' " +
+                              args + " >" + out + " 2>" + err;
+  const int status = std::system(command.c_str());
+  RunResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = ReadAll(out);
+  result.err = ReadAll(err);
+  return result;
+}
+
+// Lines of stderr written by hvdview itself (Qt may add its own notes).
+std::vector<std::string> OwnLines(const std::string& err) {
+  std::vector<std::string> lines;
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("hvdview: ", 0) == 0) lines.push_back(line);
+  }
+  return lines;
+}
+
+TEST(Cli, VersionAndHelp) {
+  RunResult version = RunHvdview("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find("hvdview 0.1.0"), std::string::npos) << version.out;
+  RunResult help = RunHvdview("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--screenshot"), std::string::npos);
+  EXPECT_NE(help.out.find("--export-chart"), std::string::npos);
+}
+
+TEST(Cli, WrongFlagIsOneLineAndExit2) {
+  RunResult r = RunHvdview("--frobnicate x.json");
+  EXPECT_EQ(r.exit_code, 2);
+  ASSERT_EQ(OwnLines(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("frobnicate"), std::string::npos);
+  EXPECT_EQ(RunHvdview("--screenshot a.png --size big " + DataFile("runtime_small.json")).exit_code,
+            2);
+  EXPECT_EQ(
+      RunHvdview("--export-chart a.png --chart pie " + DataFile("report_small.json")).exit_code, 2);
+}
+
+TEST(Cli, ScreenshotOfTimelines) {
+  const std::string png = TempPath("cli_shot.png");
+  RunResult r =
+      RunHvdview("--screenshot " + png + " --size 1200x700 " + DataFile("runtime_small.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const QImage image(QString::fromStdString(png));
+  EXPECT_EQ(image.size(), QSize(1200, 700));
+  const std::string svg = TempPath("cli_shot.svg");
+  r = RunHvdview("--screenshot " + svg + " " + DataFile("horovod_rank0.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(ReadAll(svg).find("<svg"), std::string::npos);
+}
+
+TEST(Cli, ScreenshotOfCompareMode) {
+  const std::string png = TempPath("cli_compare.png");
+  RunResult r = RunHvdview("--screenshot " + png + " " + DataFile("runtime_small.json") +
+                           " --compare " + DataFile("simulated_small.json") + " --align STEP:2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(QImage(QString::fromStdString(png)).isNull());
+  r = RunHvdview("--screenshot " + png + " " + DataFile("runtime_small.json") + " --compare " +
+                 DataFile("simulated_small.json") + " --align STEP:9");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no occurrence 9 of 'STEP'"), std::string::npos) << r.err;
+}
+
+TEST(Cli, ExportChartsFromReports) {
+  for (const char* report : {"report_small.json", "report_small.csv"}) {
+    const std::string png = TempPath("chart.png");
+    RunResult r = RunHvdview("--export-chart " + png + " " + DataFile(report));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(QImage(QString::fromStdString(png)).size(), QSize(1600, 900));
+  }
+  const std::string svg = TempPath("steptime.svg");
+  RunResult r =
+      RunHvdview("--export-chart " + svg + " --chart steptime " + DataFile("report_small.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(ReadAll(svg).find("<svg"), std::string::npos);
+  r = RunHvdview("--export-chart " + svg + " " + DataFile("runtime_small.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // per-rank time in collectives
+  r = RunHvdview("--export-chart " + svg + " --chart throughput " + DataFile("runtime_small.json"));
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Cli, CorruptFileExits2NamingFileAndOffset) {
+  const std::string png = TempPath("corrupt.png");
+  RunResult r = RunHvdview("--screenshot " + png + " " + DataFile("corrupt.json"));
+  EXPECT_EQ(r.exit_code, 2);
+  const std::vector<std::string> lines = OwnLines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_NE(lines[0].find("corrupt.json: invalid JSON at byte"), std::string::npos) << lines[0];
+  EXPECT_FALSE(QImage(QString::fromStdString(png)).isNull());  // valid part still drawn
+}
+
+TEST(Cli, TruncatedEmptyAndMissingFiles) {
+  RunResult r = RunHvdview("--screenshot " + TempPath("t.png") + " " + DataFile("truncated.json"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("truncated.json: truncated at byte"), std::string::npos) << r.err;
+  const std::string empty = testing::WriteTempFile("empty.json", "");
+  r = RunHvdview("--screenshot " + TempPath("e.png") + " " + empty);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("empty.json: empty file"), std::string::npos) << r.err;
+  r = RunHvdview("--export-chart " + TempPath("e.png") + " " + empty);
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunHvdview("--screenshot " + TempPath("m.png") + " /nonexistent/trace.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/trace.json: cannot open"), std::string::npos) << r.err;
+  const std::string bad_report = testing::WriteTempFile("bad_report.json", "{\"runs\": [{}]}");
+  r = RunHvdview("--export-chart " + TempPath("b.png") + " " + bad_report);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("runs[0].model: missing"), std::string::npos) << r.err;
+  r = RunHvdview("--screenshot " + TempPath("x.jpg") + " " + DataFile("runtime_small.json"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unsupported image format"), std::string::npos) << r.err;
+}
+
+TEST(Cli, GeneratedMultiRankFilesOpenAsOneView) {
+  SyntheticTimelineSpec spec;
+  spec.ranks = 1;
+  spec.events = 5000;
+  const std::string rank0 = TempPath("gen.json");
+  WriteSyntheticTimeline(rank0, spec);
+  const std::string rank1 = TempPath("gen.rank1.json");
+  spec.close_array = false;  // a process killed mid-run: no closing bracket
+  WriteSyntheticTimeline(rank1, spec);
+  RunResult r = RunHvdview("--screenshot " + TempPath("gen.png") + " " + rank0 + " " + rank1);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+}  // namespace
+}  // namespace hvdview

@@ -66,9 +66,9 @@ TEST(TraceModel, RangeStatsCountSlicesIntersectingTheRange) {
   EXPECT_DOUBLE_EQ(allreduce->mean(), 2000);
   const NameStats* backward = Find(stats, "BACKWARD");
   ASSERT_NE(backward, nullptr);
-  EXPECT_DOUBLE_EQ(backward->max, 6600 * 0.6);  // rank 1 computes 10 % longer
-  EXPECT_EQ(Find(stats, "CYCLE_START"), nullptr);  // instants have no duration
-  EXPECT_EQ(stats.front().name, "STEP");           // sorted by total time
+  EXPECT_DOUBLE_EQ(backward->max, 6600 * 0.6);                 // rank 1 computes 10 % longer
+  EXPECT_EQ(Find(stats, "CYCLE_START"), nullptr);              // instants have no duration
+  EXPECT_EQ(stats.front().name, "STEP");                       // sorted by total time
   EXPECT_EQ(RangeStats(trace, 9999, 0).size(), stats.size());  // reversed range
   EXPECT_TRUE(RangeStats(trace, 1e9, 2e9).empty());
 }

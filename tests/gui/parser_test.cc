@@ -23,7 +23,9 @@ const Lane* FindLane(const Trace& trace, int64_t pid, const std::string& name) {
   return nullptr;
 }
 
-std::string NameOf(const Trace& trace, const Slice& slice) { return trace.names[slice.name]; }
+std::string NameOf(const Trace& trace, const Slice& slice) {
+  return trace.names[slice.name];
+}
 
 TEST(TraceParser, CompleteEventsNestOnRows) {
   LoadResult r = Load("x.json", R"([
@@ -131,7 +133,8 @@ TEST(TraceParser, EndWithoutBeginIsIgnoredWithWarning) {
   EXPECT_EQ(r.trace.slice_count, 1u);
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_NE(r.warnings[0].find("1 ignored 'E' events without a matching 'B' (first at byte 1)"),
-            std::string::npos) << r.warnings[0];
+            std::string::npos)
+      << r.warnings[0];
 }
 
 TEST(TraceParser, OverlapsThatDoNotNestGoOnSubRows) {
@@ -155,18 +158,31 @@ TEST(TraceParser, ObjectFormatWithOtherKeys) {
 }
 
 TEST(TraceParser, HorovodRankZeroFileWithoutClosingBracket) {
-  LoadResult r = Load("horovod.json", "[\n"
-    R"({"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "grad/conv1"}},)" "\n"
-    R"({"name": "process_sort_index", "ph": "M", "pid": 0, "args": {"sort_index": 0}},)" "\n"
-    R"({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "grad/fc"}},)" "\n"
-    R"({"ph": "B", "name": "NEGOTIATE_ALLREDUCE", "ts": 10, "pid": 0},)" "\n"
-    R"({"ph": "E", "ts": 20, "pid": 0},)" "\n"
-    R"({"ph": "B", "name": "ALLREDUCE", "ts": 21, "pid": 0},)" "\n"
-    R"({"ph": "B", "name": "NCCL_ALLREDUCE", "ts": 22, "pid": 0},)" "\n"
-    R"({"ph": "E", "ts": 30, "pid": 0},)" "\n"
-    R"({"ph": "E", "ts": 31, "pid": 0, "args": {"shape": [2, 3]}},)" "\n"
-    R"({"ph": "B", "name": "NEGOTIATE_ALLREDUCE", "ts": 12, "pid": 1},)" "\n"
-    R"({"ph": "E", "ts": 25, "pid": 1},)" "\n");
+  LoadResult r =
+      Load("horovod.json",
+           "[\n"
+           R"({"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "grad/conv1"}},)"
+           "\n"
+           R"({"name": "process_sort_index", "ph": "M", "pid": 0, "args": {"sort_index": 0}},)"
+           "\n"
+           R"({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "grad/fc"}},)"
+           "\n"
+           R"({"ph": "B", "name": "NEGOTIATE_ALLREDUCE", "ts": 10, "pid": 0},)"
+           "\n"
+           R"({"ph": "E", "ts": 20, "pid": 0},)"
+           "\n"
+           R"({"ph": "B", "name": "ALLREDUCE", "ts": 21, "pid": 0},)"
+           "\n"
+           R"({"ph": "B", "name": "NCCL_ALLREDUCE", "ts": 22, "pid": 0},)"
+           "\n"
+           R"({"ph": "E", "ts": 30, "pid": 0},)"
+           "\n"
+           R"({"ph": "E", "ts": 31, "pid": 0, "args": {"shape": [2, 3]}},)"
+           "\n"
+           R"({"ph": "B", "name": "NEGOTIATE_ALLREDUCE", "ts": 12, "pid": 1},)"
+           "\n"
+           R"({"ph": "E", "ts": 25, "pid": 1},)"
+           "\n");
   ASSERT_TRUE(r.errors.empty()) << r.errors[0].ToString();
   EXPECT_TRUE(r.warnings.empty());
   ASSERT_EQ(r.trace.processes.size(), 2u);
@@ -179,11 +195,13 @@ TEST(TraceParser, HorovodRankZeroFileWithoutClosingBracket) {
 }
 
 TEST(TraceParser, SeveralFilesOpenAsOneView) {
-  const std::string rank0 = WriteTempFile("t.json",
-      R"([{"ph":"M","name":"process_name","pid":0,"args":{"name":"rank 0"}},
+  const std::string rank0 =
+      WriteTempFile("t.json",
+                    R"([{"ph":"M","name":"process_name","pid":0,"args":{"name":"rank 0"}},
           {"ph":"X","name":"ALLREDUCE","pid":0,"tid":2,"ts":0,"dur":5}])");
-  const std::string rank1 = WriteTempFile("t.rank1.json",
-      R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"rank 1"}},
+  const std::string rank1 =
+      WriteTempFile("t.rank1.json",
+                    R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"rank 1"}},
           {"ph":"X","name":"ALLREDUCE","pid":1,"tid":2,"ts":1,"dur":5}])");
   LoadResult r = LoadTimelines({rank1, rank0});
   ASSERT_TRUE(r.errors.empty());
@@ -250,11 +268,13 @@ TEST(TraceParserErrors, NotJson) {
   LoadResult r = Load("text.json", "hello, world");
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_NE(r.errors[0].message.find("not a trace: expected '[' or '{' but found 'h'"),
-            std::string::npos) << r.errors[0].message;
+            std::string::npos)
+      << r.errors[0].message;
   LoadResult numbers = Load("numbers.json", "[1, 2]");
   ASSERT_EQ(numbers.errors.size(), 1u);
   EXPECT_NE(numbers.errors[0].message.find("at byte 1: expected an event object"),
-            std::string::npos) << numbers.errors[0].message;
+            std::string::npos)
+      << numbers.errors[0].message;
 }
 
 TEST(TraceParserErrors, TruncatedFileKeepsCompleteEvents) {
@@ -267,14 +287,15 @@ TEST(TraceParserErrors, TruncatedFileKeepsCompleteEvents) {
     EXPECT_EQ(r.errors[0].offset, 109u);
     EXPECT_NE(r.errors[0].message.find("truncated at byte 156: the event at byte 109 is "
                                        "incomplete; kept the 2 complete events"),
-              std::string::npos) << r.errors[0].message;
+              std::string::npos)
+        << r.errors[0].message;
     EXPECT_EQ(r.trace.slice_count, 2u);
   }
 }
 
 TEST(TraceParserErrors, TruncatedObjectFormat) {
-  LoadResult r = Load("trunc_obj.json",
-                      R"({"traceEvents":[{"ph":"X","name":"A","pid":0,"ts":0,"dur":1},)");
+  LoadResult r =
+      Load("trunc_obj.json", R"({"traceEvents":[{"ph":"X","name":"A","pid":0,"ts":0,"dur":1},)");
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_NE(r.errors[0].message.find("the trace is not closed"), std::string::npos);
   EXPECT_EQ(r.trace.slice_count, 1u);
@@ -286,7 +307,8 @@ TEST(TraceParserErrors, SyntaxErrorNamesTheOffset) {
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_NE(r.errors[0].message.find("invalid JSON at byte 57: expected ',' or '}' in an event "
                                      "but found '\"'; kept the 1 events before it"),
-            std::string::npos) << r.errors[0].message;
+            std::string::npos)
+      << r.errors[0].message;
   EXPECT_EQ(r.trace.slice_count, 1u);
 }
 

@@ -37,9 +37,11 @@ TEST(Report, Errors) {
   EXPECT_FALSE(LoadReport(WriteTempFile("r1.json", ""), &error));
   EXPECT_EQ(error, "empty file");
   EXPECT_FALSE(LoadReport(WriteTempFile("r2.json", "{\"runs\": [1,"), &error));
-  EXPECT_NE(error.find("invalid JSON at byte 12"), std::string::npos) << error;
-  EXPECT_FALSE(LoadReport(WriteTempFile("r3.json", "{\"runs\": [{\"model\": \"m\", \"np\": \"8\","
-                                                   " \"images_per_sec\": 1}]}"), &error));
+  EXPECT_NE(error.find("invalid JSON at byte 13"), std::string::npos) << error;
+  EXPECT_FALSE(LoadReport(WriteTempFile("r3.json",
+                                        "{\"runs\": [{\"model\": \"m\", \"np\": \"8\","
+                                        " \"images_per_sec\": 1}]}"),
+                          &error));
   EXPECT_EQ(error, "runs[0].np: expected a number, got string");
   EXPECT_FALSE(LoadReport(WriteTempFile("r4.json", "{\"runs\": [{\"np\": 8}]}"), &error));
   EXPECT_EQ(error, "runs[0].model: missing");
@@ -54,8 +56,9 @@ TEST(FileKind, DetectedFromContent) {
   EXPECT_EQ(DetectFileKind(DataFile("horovod_rank0.json")), FileKind::kTimeline);
   EXPECT_EQ(DetectFileKind(DataFile("report_small.json")), FileKind::kReport);
   EXPECT_EQ(DetectFileKind(DataFile("report_small.csv")), FileKind::kReport);
-  EXPECT_EQ(DetectFileKind(WriteTempFile("k1.json", "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[]}")),
-            FileKind::kTimeline);
+  EXPECT_EQ(
+      DetectFileKind(WriteTempFile("k1.json", "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[]}")),
+      FileKind::kTimeline);
   EXPECT_EQ(DetectFileKind(WriteTempFile("k2.json", "  \n")), FileKind::kEmpty);
   EXPECT_EQ(DetectFileKind(WriteTempFile("k3.txt", "hello")), FileKind::kUnknown);
   EXPECT_EQ(DetectFileKind("/nonexistent/file.json"), FileKind::kUnreadable);

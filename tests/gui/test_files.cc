@@ -9,8 +9,8 @@ namespace hvdview::testing {
 
 std::string TempPath(const std::string& name) {
   static const std::filesystem::path folder = [] {
-    auto path = std::filesystem::temp_directory_path() /
-                ("hvdview_test_" + std::to_string(::getpid()));
+    auto path =
+        std::filesystem::temp_directory_path() / ("hvdview_test_" + std::to_string(::getpid()));
     std::filesystem::create_directories(path);
     return path;
   }();
@@ -23,6 +23,8 @@ std::string WriteTempFile(const std::string& name, const std::string& content) {
   return path;
 }
 
-std::string DataFile(const std::string& name) { return std::string(HVDVIEW_TEST_DATA) + "/" + name; }
+std::string DataFile(const std::string& name) {
+  return std::string(HVDVIEW_TEST_DATA) + "/" + name;
+}
 
 }  // namespace hvdview::testing

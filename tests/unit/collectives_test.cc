@@ -1,0 +1,182 @@
+// Allgather, broadcast, alltoall, reducescatter, barrier, join and process sets over the
+// in-process backend, for several world sizes.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <numeric>
+
+#include "hvd/local.h"
+#include "test_util.h"
+
+namespace hvd {
+namespace {
+
+class WorldSize : public ::testing::TestWithParam<int> {};
+
+TEST_P(WorldSize, AllgatherWithDifferentFirstDimensions) {
+  const int size = GetParam();
+  for (const char* alg : {"ring", "hierarchical"}) {
+    Config cfg = test::fast_config();
+    cfg.allgather_algorithm = alg;
+    Status s = run_local(size, cfg, [&](Runtime& rt) {
+      const int r = rt.rank();
+      const int64_t rows = r % 3;  // 0, 1, 2, 0, ... rows of 3 columns
+      std::vector<int32_t> in(static_cast<size_t>(rows * 3));
+      for (int64_t i = 0; i < rows * 3; ++i) in[static_cast<size_t>(i)] = 100 * r + static_cast<int32_t>(i);
+      Handle h = rt.allgather_async("ag", Tensor{in.data(), DataType::kInt32, {rows, 3}});
+      ASSERT_TRUE(h->wait().ok());
+      std::vector<int32_t> want;
+      for (int q = 0; q < size; ++q)
+        for (int64_t i = 0; i < (q % 3) * 3; ++i) want.push_back(100 * q + static_cast<int32_t>(i));
+      ASSERT_EQ(h->output_shape(), (std::vector<int64_t>{static_cast<int64_t>(want.size() / 3), 3}));
+      ASSERT_EQ(h->output_bytes(), want.size() * 4);
+      if (!want.empty()) {
+        EXPECT_EQ(std::memcmp(h->output(), want.data(), want.size() * 4), 0);
+      }
+    }, std::string(alg) == "hierarchical" ? 2 : 0);
+    ASSERT_TRUE(s.ok()) << s.to_string();
+  }
+}
+
+TEST_P(WorldSize, BroadcastFromEveryRootTreeAndPipeline) {
+  const int size = GetParam();
+  for (const char* alg : {"tree", "pipeline"}) {
+    Config cfg = test::fast_config();
+    cfg.broadcast_algorithm = alg;
+    Status s = run_local(size, cfg, [&](Runtime& rt) {
+      for (int root = 0; root < size; ++root) {
+        std::vector<float> v(50000, static_cast<float>(rt.rank()));
+        Status st = rt.broadcast("b" + std::to_string(root), Tensor{v.data(), DataType::kFloat32, {50000}}, root);
+        ASSERT_TRUE(st.ok()) << st.to_string();
+        for (float x : v) ASSERT_EQ(x, static_cast<float>(root));
+      }
+    });
+    ASSERT_TRUE(s.ok()) << s.to_string();
+  }
+}
+
+TEST_P(WorldSize, AlltoallWithUnevenSplits) {
+  const int size = GetParam();
+  Status s = run_local(size, test::fast_config(), [&](Runtime& rt) {
+    const int r = rt.rank();
+    // Rank r sends (r + q) % 3 rows of 2 values to rank q.
+    std::vector<int64_t> splits;
+    std::vector<int64_t> data;
+    for (int q = 0; q < size; ++q) {
+      splits.push_back((r + q) % 3);
+      for (int64_t k = 0; k < splits.back() * 2; ++k) data.push_back(1000 * r + 10 * q + k);
+    }
+    const int64_t rows = std::accumulate(splits.begin(), splits.end(), int64_t{0});
+    Handle h = rt.alltoall_async("a2a", Tensor{data.data(), DataType::kInt64, {rows, 2}}, splits);
+    Status st = h->wait();
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    std::vector<int64_t> want, want_splits;
+    for (int q = 0; q < size; ++q) {
+      want_splits.push_back((q + r) % 3);
+      for (int64_t k = 0; k < want_splits.back() * 2; ++k) want.push_back(1000 * q + 10 * r + k);
+    }
+    EXPECT_EQ(h->received_splits(), want_splits);
+    ASSERT_EQ(h->output_bytes(), want.size() * 8);
+    if (!want.empty()) {
+      EXPECT_EQ(std::memcmp(h->output(), want.data(), want.size() * 8), 0);
+    }
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
+TEST_P(WorldSize, ReducescatterSplitsFirstDimensionLikeHorovod) {
+  const int size = GetParam();
+  const int64_t rows = 2 * size + 1;  // uneven: the first rank gets one extra row
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMax}) {
+    Status s = run_local(size, test::fast_config(), [&](Runtime& rt) {
+      std::vector<float> in(static_cast<size_t>(rows * 4));
+      for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(rt.rank() + static_cast<int>(i));
+      Handle h = rt.reducescatter_async("rs", Tensor{in.data(), DataType::kFloat32, {rows, 4}}, op);
+      Status st = h->wait();
+      ASSERT_TRUE(st.ok()) << st.to_string();
+      const int64_t mine = rows / size + (rt.rank() < rows % size ? 1 : 0);
+      int64_t first = 0;
+      for (int q = 0; q < rt.rank(); ++q) first += rows / size + (q < rows % size ? 1 : 0);
+      ASSERT_EQ(h->output_shape(), (std::vector<int64_t>{mine, 4}));
+      const float* out = static_cast<const float*>(h->output());
+      for (int64_t i = 0; i < mine * 4; ++i) {
+        const double idx = static_cast<double>(first * 4 + i);
+        double want = op == ReduceOp::kMax ? idx + size - 1 : size * idx + size * (size - 1) / 2.0;
+        if (op == ReduceOp::kAverage) want /= size;
+        ASSERT_NEAR(out[i], want, 1e-4 * std::abs(want));
+      }
+    });
+    ASSERT_TRUE(s.ok()) << s.to_string();
+  }
+}
+
+TEST_P(WorldSize, JoinLetsRanksWithLessDataFinish) {
+  const int size = GetParam();
+  Status s = run_local(size, test::fast_config(), [&](Runtime& rt) {
+    // Rank r runs r+1 steps; ranks that finish early join and contribute zeros.
+    for (int step = 0; step <= rt.rank(); ++step) {
+      std::vector<float> v(5, 1.0f);
+      Tensor t{v.data(), DataType::kFloat32, {5}};
+      Status st = rt.allreduce("step" + std::to_string(step), t, t, ReduceOp::kSum);
+      ASSERT_TRUE(st.ok()) << st.to_string();
+      EXPECT_FLOAT_EQ(v[0], static_cast<float>(size - step)) << "step " << step;
+    }
+    int last = -1;
+    Status st = rt.join(&last);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    EXPECT_EQ(last, size - 1);
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
+TEST_P(WorldSize, BarrierAndProcessSets) {
+  const int size = GetParam();
+  Status s = run_local(size, test::fast_config(), [&](Runtime& rt) {
+    ASSERT_TRUE(rt.barrier().ok());
+    std::vector<int> evens;
+    for (int r = 0; r < size; r += 2) evens.push_back(r);
+    int id = -1;
+    Status st = rt.add_process_set(evens, &id);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    EXPECT_EQ(id, 1);
+    std::vector<int32_t> v(3, rt.rank());
+    Tensor t{v.data(), DataType::kInt32, {3}};
+    st = rt.allreduce("ps", t, t, ReduceOp::kSum, 1.0, 1.0, id);
+    if (rt.rank() % 2 == 0) {
+      ASSERT_TRUE(st.ok()) << st.to_string();
+      int32_t want = 0;
+      for (int r : evens) want += r;
+      EXPECT_EQ(v[0], want);
+    } else {
+      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(st.message().find("not a member of process set 1"), std::string::npos) << st.message();
+    }
+    // The world still works after the subset ran on its own.
+    std::vector<int32_t> w(1, 1);
+    Tensor tw{w.data(), DataType::kInt32, {1}};
+    ASSERT_TRUE(rt.allreduce("world_after", tw, tw, ReduceOp::kSum).ok());
+    EXPECT_EQ(w[0], size);
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, WorldSize, ::testing::Values(1, 2, 3, 4, 7, 8),
+                         [](const auto& info) { return "np" + std::to_string(info.param); });
+
+TEST(Topology, LocalAndCrossRanksFromNodes) {
+  std::atomic<int> checked{0};
+  Status s = run_local(6, test::fast_config(), [&](Runtime& rt) {
+    EXPECT_EQ(rt.size(), 6);
+    EXPECT_EQ(rt.local_size(), 3);
+    EXPECT_EQ(rt.local_rank(), rt.rank() % 3);
+    EXPECT_EQ(rt.cross_size(), 2);
+    EXPECT_EQ(rt.cross_rank(), rt.rank() / 3);
+    ++checked;
+  }, 3);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(checked, 6);
+}
+
+}  // namespace
+}  // namespace hvd

@@ -1,0 +1,58 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "collectives/half.h"
+#include "collectives/reduce_kernels.h"
+
+namespace hvd {
+namespace {
+
+TEST(Half, RoundTripsEveryFloat16Exactly) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const float f = half_to_float(static_cast<uint16_t>(h));
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(float_to_half(f), h) << std::hex << h;
+  }
+}
+
+TEST(Half, RoundsToNearestEven) {
+  // 2049 lies exactly between the halves 2048 and 2050: ties go to the even mantissa.
+  EXPECT_EQ(half_to_float(float_to_half(2049.0f)), 2048.0f);
+  EXPECT_EQ(half_to_float(float_to_half(2051.0f)), 2052.0f);
+  EXPECT_EQ(half_to_float(float_to_half(2049.5f)), 2050.0f);  // not a tie: nearest
+  EXPECT_TRUE(std::isinf(half_to_float(float_to_half(70000.0f))));
+  EXPECT_EQ(half_to_float(float_to_half(65519.0f)), 65504.0f);
+  EXPECT_EQ(half_to_float(float_to_half(5.9604645e-08f)), 5.9604645e-08f);  // smallest subnormal
+}
+
+TEST(BFloat16, RoundsToNearestEven) {
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f)), 1.0f);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even → 1.
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.00390625f)), 1.0f);
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.01171875f)), 1.015625f);  // 1 + 3·2^-8 → 1 + 2^-6
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST(ReduceKernels, HalfSumIsRoundedOnceNotTruncated) {
+  // 1024 + 1.5 in float16: exact sum 1025.5 → nearest half is 1026 (spacing 1 above 1024).
+  uint16_t a = float_to_half(1024.0f), b = float_to_half(1.5f);
+  reduce_host(&a, &b, 1, DataType::kFloat16, ReduceOp::kSum);
+  EXPECT_EQ(half_to_float(a), 1026.0f);
+}
+
+TEST(ReduceKernels, IdentityFill) {
+  float f[2];
+  fill_identity_host(f, 2, DataType::kFloat32, ReduceOp::kMin);
+  EXPECT_TRUE(std::isinf(f[0]) && f[0] > 0);
+  int32_t i[2];
+  fill_identity_host(i, 2, DataType::kInt32, ReduceOp::kProduct);
+  EXPECT_EQ(i[1], 1);
+  int8_t m[1];
+  fill_identity_host(m, 1, DataType::kInt8, ReduceOp::kMax);
+  EXPECT_EQ(m[0], -128);
+}
+
+}  // namespace
+}  // namespace hvd

@@ -1,0 +1,329 @@
+// Negotiation behaviour: fusion, the response cache, ranks that disagree, duplicate names,
+// the stall inspector, and the timeline file.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "core/fusion.h"
+#include "hvd/local.h"
+#include "hvd/timeline.h"
+#include "test_util.h"
+
+namespace hvd {
+namespace {
+
+TEST(Fusion, LooksAheadPastNonMatchingResponses) {
+  auto ar = [](const char* n, int64_t c, DataType dt) {
+    Response r;
+    r.op = OpType::kAllreduce;
+    r.dtype = dt;
+    r.names = {n};
+    r.counts = {c};
+    return r;
+  };
+  std::vector<Response> in = {ar("a", 10, DataType::kFloat32), ar("b", 10, DataType::kFloat64),
+                              ar("c", 10, DataType::kFloat32), ar("d", 100, DataType::kFloat32),
+                              ar("e", 2, DataType::kFloat64)};
+  auto out = fuse_responses(in, 100);  // 100 bytes: a+c fit (80), d (400) does not
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].names, (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(out[1].names, (std::vector<std::string>{"b", "e"}));
+  EXPECT_EQ(out[2].names, (std::vector<std::string>{"d"}));
+  EXPECT_EQ(fuse_responses(in, 0).size(), 5u);
+}
+
+// Submits `n` small tensors per step for `steps` steps; returns rank 0's stats.
+RuntimeStats many_small(Config cfg, int size, int n, int steps) {
+  RuntimeStats stats;
+  std::mutex mu;
+  Status s = run_local(size, cfg, [&](Runtime& rt) {
+    for (int step = 0; step < steps; ++step) {
+      std::vector<std::vector<float>> bufs(static_cast<size_t>(n), std::vector<float>(16, 1.0f));
+      std::vector<Handle> hs;
+      for (int i = 0; i < n; ++i) {
+        Tensor t{bufs[static_cast<size_t>(i)].data(), DataType::kFloat32, {16}};
+        hs.push_back(rt.allreduce_async("w" + std::to_string(i), t, t, ReduceOp::kSum));
+      }
+      for (auto& h : hs) ASSERT_TRUE(h->wait().ok());
+      for (auto& b : bufs) ASSERT_FLOAT_EQ(b[0], static_cast<float>(size));
+    }
+    std::lock_guard<std::mutex> lk(mu);
+    if (rt.rank() == 0) stats = rt.stats();
+  });
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return stats;
+}
+
+TEST(Fusion, ManySmallAsyncTensorsAreFused) {
+  Config cfg = test::fast_config();
+  cfg.cycle_time_ms = 5;  // a long cycle collects all 200 tensors
+  RuntimeStats fused = many_small(cfg, 3, 200, 1);
+  EXPECT_EQ(fused.tensors, 200);
+  EXPECT_LT(fused.responses, 20) << "200 tensors should travel in a few fused responses";
+  cfg.fusion_threshold = 0;
+  RuntimeStats unfused = many_small(cfg, 3, 200, 1);
+  EXPECT_EQ(unfused.responses, 200);
+}
+
+TEST(ResponseCache, RepeatedStepsHitTheCache) {
+  RuntimeStats st = many_small(test::fast_config(), 4, 50, 4);
+  EXPECT_EQ(st.cache_misses, 50) << "only the first step is negotiated by the coordinator";
+  EXPECT_EQ(st.cache_hits, 150);
+  Config off = test::fast_config();
+  off.cache_capacity = 0;
+  RuntimeStats none = many_small(off, 4, 50, 4);
+  EXPECT_EQ(none.cache_hits, 0);
+  EXPECT_EQ(none.cache_misses, 200);
+}
+
+TEST(ResponseCache, SmallCapacityEvictsAndStillAgrees) {
+  Config cfg = test::fast_config();
+  cfg.cache_capacity = 7;  // fewer entries than tensors: evictions every step
+  RuntimeStats st = many_small(cfg, 3, 20, 3);
+  EXPECT_EQ(st.tensors, 60);
+}
+
+TEST(ResponseCache, ChangedShapeIsRenegotiated) {
+  Status s = run_local(3, test::fast_config(), [](Runtime& rt) {
+    for (int64_t n : {4, 4, 8, 8, 4}) {
+      std::vector<float> v(static_cast<size_t>(n), 1.0f);
+      Tensor t{v.data(), DataType::kFloat32, {n}};
+      Status st = rt.allreduce("same_name", t, t, ReduceOp::kSum);
+      ASSERT_TRUE(st.ok()) << st.to_string();
+      for (float x : v) ASSERT_FLOAT_EQ(x, 3.0f);
+    }
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
+// Every rank must receive the same error; collects them.
+std::vector<Status> disagree(const std::function<Handle(Runtime&)>& submit, int size = 3) {
+  std::vector<Status> out(static_cast<size_t>(size));
+  Status s = run_local(size, test::fast_config(), [&](Runtime& rt) {
+    out[static_cast<size_t>(rt.rank())] = submit(rt)->wait();
+  });
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return out;
+}
+
+void expect_same_error(const std::vector<Status>& all, const std::string& needle) {
+  for (const Status& st : all) {
+    EXPECT_EQ(st.code(), StatusCode::kMismatch) << st.to_string();
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
+    EXPECT_EQ(st.message(), all[0].message());
+  }
+}
+
+TEST(Mismatch, ShapesDtypesOpsRootsAndScales) {
+  // One buffer per rank, alive until the handles are waited on.
+  static float bufs[8][64];
+  #define buf_of(rt) bufs[(rt).rank()]
+  expect_same_error(disagree([](Runtime& rt) {
+    const int64_t n = rt.rank() == 1 ? 3 : 4;
+    Tensor t{buf_of(rt), DataType::kFloat32, {n}};
+    return rt.allreduce_async("x", t, t);
+  }), "Mismatched allreduce tensor shapes: One rank sent a tensor of shape [4], but another rank sent a tensor of shape [3]");
+  expect_same_error(disagree([](Runtime& rt) {
+    Tensor t{buf_of(rt), rt.rank() == 2 ? DataType::kInt32 : DataType::kFloat32, {4}};
+    return rt.allreduce_async("x", t, t);
+  }), "Mismatched data types");
+  expect_same_error(disagree([](Runtime& rt) {
+    Tensor t{buf_of(rt), DataType::kFloat32, {4}};
+    return rt.allreduce_async("x", t, t, rt.rank() == 0 ? ReduceOp::kMax : ReduceOp::kSum);
+  }), "Mismatched reduction operations");
+  expect_same_error(disagree([](Runtime& rt) {
+    Tensor t{buf_of(rt), DataType::kFloat32, {4}};
+    return rt.broadcast_async("x", t, rt.rank() == 0 ? 1 : 0);
+  }), "Mismatched broadcast root ranks");
+  expect_same_error(disagree([](Runtime& rt) {
+    Tensor t{buf_of(rt), DataType::kFloat32, {4}};
+    return rt.allreduce_async("x", t, t, ReduceOp::kSum, rt.rank() == 1 ? 2.0 : 1.0);
+  }), "Mismatched scale factors");
+  expect_same_error(disagree([](Runtime& rt) {
+    Tensor t{buf_of(rt), DataType::kFloat32, {4}};
+    return rt.rank() == 0 ? rt.allgather_async("x", t) : rt.allreduce_async("x", t, t);
+  }), "Mismatched collective operations");
+}
+
+TEST(Errors, DuplicateNameAndBadArgumentsFailOnlyThatCall) {
+  Status s = run_local(2, test::fast_config(), [](Runtime& rt) {
+    std::vector<float> a(4, 1.0f), b(4, 1.0f);
+    Tensor ta{a.data(), DataType::kFloat32, {4}}, tb{b.data(), DataType::kFloat32, {4}};
+    Handle h1 = rt.allreduce_async("dup", ta, ta, ReduceOp::kSum);
+    Handle h2 = rt.allreduce_async("dup", tb, tb, ReduceOp::kSum);
+    Status second = h2->wait();
+    EXPECT_EQ(second.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(second.message().find("already pending"), std::string::npos) << second.message();
+    EXPECT_TRUE(h1->wait().ok());
+    EXPECT_FLOAT_EQ(a[0], 2.0f);
+    Status bad = rt.broadcast("b", ta, 5);
+    EXPECT_NE(bad.message().find("root rank 5 is outside [0, 2)"), std::string::npos) << bad.message();
+    Status bad_out = rt.allreduce("o", ta, Tensor{b.data(), DataType::kFloat32, {2}});
+    EXPECT_EQ(bad_out.code(), StatusCode::kInvalidArgument);
+    Handle a2a = rt.alltoall_async("a", ta, {1, 1});
+    EXPECT_NE(a2a->wait().message().find("splits add up to 2"), std::string::npos);
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
+TEST(StallInspector, WarnsNamingMissingRanksThenCancels) {
+  Config cfg = test::fast_config();
+  cfg.stall_check_time_s = 0.2;
+  cfg.stall_shutdown_time_s = 0.6;
+  std::ostringstream log;
+  std::mutex mu;
+  std::vector<Status> results(3);
+  // A run_local variant with a captured log stream.
+  LocalWorld world(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      auto p = make_std_platform();
+      auto cpu = make_cpu_device();
+      auto t = world.transport(r);
+      std::ostringstream mine;
+      RuntimeOptions o{p.get(), t.get(), cpu.get(), nullptr, cfg, nullptr, &mine, 0};
+      Runtime rt(o);
+      ASSERT_TRUE(rt.start().ok());
+      std::vector<float> v(4, 1.0f);
+      Tensor tv{v.data(), DataType::kFloat32, {4}};
+      if (r != 2) results[static_cast<size_t>(r)] = rt.allreduce("lonely", tv, tv);
+      else p->sleep_for(1.2);  // rank 2 never submits "lonely"
+      (void)rt.shutdown();
+      std::lock_guard<std::mutex> lk(mu);
+      log << mine.str();
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_NE(log.str().find("Missing ranks: 2: [lonely]"), std::string::npos) << log.str();
+  for (int r : {0, 1}) {
+    EXPECT_EQ(results[static_cast<size_t>(r)].code(), StatusCode::kTimeout);
+    EXPECT_NE(results[static_cast<size_t>(r)].message().find("not by ranks [2]"), std::string::npos)
+        << results[static_cast<size_t>(r)].message();
+  }
+}
+
+TEST(StallInspector, DeadRankDoesNotHangOthersPastShutdownTime) {
+  Config cfg = test::fast_config();
+  cfg.stall_check_time_s = 0.1;
+  cfg.stall_shutdown_time_s = 0.5;
+  LocalWorld world(3);
+  std::vector<Status> results(3);
+  std::vector<std::thread> threads;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < 2; ++r) {  // rank 2 "dies": it never starts its runtime
+    threads.emplace_back([&, r] {
+      auto p = make_std_platform();
+      auto cpu = make_cpu_device();
+      auto t = world.transport(r);
+      std::ostringstream quiet;
+      RuntimeOptions o{p.get(), t.get(), cpu.get(), nullptr, cfg, nullptr, &quiet, 0};
+      Runtime rt(o);
+      results[static_cast<size_t>(r)] = rt.start();
+    });
+  }
+  auto t2 = world.transport(2);  // keep its transport alive, silent
+  for (auto& th : threads) th.join();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(waited, 3.0);
+  for (int r : {0, 1}) EXPECT_EQ(results[static_cast<size_t>(r)].code(), StatusCode::kTimeout)
+                           << results[static_cast<size_t>(r)].to_string();
+}
+
+TEST(Timeline, EveryRankRecordedAndFileParses) {
+  const std::string path = (std::filesystem::temp_directory_path() / "hvd_timeline_test.json").string();
+  Config cfg = test::fast_config();
+  cfg.timeline = path;
+  cfg.timeline_mark_cycles = true;
+  Status s = run_local(3, cfg, [](Runtime& rt) {
+    for (int i = 0; i < 3; ++i) {
+      std::vector<float> a(100, 1.0f), b(100, 2.0f);
+      Tensor ta{a.data(), DataType::kFloat32, {100}}, tb{b.data(), DataType::kFloat32, {100}};
+      Handle h1 = rt.allreduce_async("a", ta, ta), h2 = rt.allreduce_async("b", tb, tb);
+      ASSERT_TRUE(h1->wait().ok());
+      ASSERT_TRUE(h2->wait().ok());
+    }
+  });
+  ASSERT_TRUE(s.ok());
+  std::ifstream f(path);
+  nlohmann::json j = nlohmann::json::parse(f);
+  ASSERT_TRUE(j.is_array());
+  std::set<int> ranks_with_allreduce;
+  std::set<std::string> names;
+  for (const auto& e : j) {
+    names.insert(e["name"].get<std::string>());
+    if (e["name"] == "ALLREDUCE") {
+      ranks_with_allreduce.insert(e["pid"].get<int>());
+      EXPECT_EQ(e["ph"], "X");
+      EXPECT_EQ(e["tid"], kLaneCollective);
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+    }
+  }
+  EXPECT_EQ(ranks_with_allreduce, (std::set<int>{0, 1, 2}));
+  for (const char* n : {"NEGOTIATE_ALLREDUCE", "CYCLE_START", "process_name", "thread_name"})
+    EXPECT_TRUE(names.count(n)) << n;
+  std::filesystem::remove(path);
+}
+
+TEST(Timeline, FileIsValidJsonAfterEveryFlush) {
+  const std::string path = (std::filesystem::temp_directory_path() / "hvd_timeline_valid.json").string();
+  Status st;
+  auto w = TimelineWriter::open(path, &st);
+  ASSERT_TRUE(st.ok());
+  auto parse_count = [&] {
+    std::ifstream f(path);
+    return nlohmann::json::parse(f).size();
+  };
+  EXPECT_EQ(parse_count(), 0u);
+  w->declare_rank(0, "rank \"0\"");
+  w->flush();
+  EXPECT_EQ(parse_count(), 6u);
+  w->complete(0, 2, "ALLREDUCE", "communication", 1.0, 2.0, "\"bytes\":4");
+  w->flush();
+  EXPECT_EQ(parse_count(), 7u);
+  w.reset();
+  std::filesystem::remove(path);
+}
+
+TEST(Shutdown, PendingOperationFailsWhenAnotherRankShutsDown) {
+  Status s = run_local(2, test::fast_config(), [](Runtime& rt) {
+    if (rt.rank() == 0) return;  // rank 0 shuts down at once
+    std::vector<float> v(4, 1.0f);
+    Tensor t{v.data(), DataType::kFloat32, {4}};
+    Status st = rt.allreduce("never", t, t);
+    EXPECT_EQ(st.code(), StatusCode::kAborted) << st.to_string();
+    EXPECT_NE(st.message().find("shut down"), std::string::npos);
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
+TEST(Start, RanksWithDifferentKnobsAllFailClearly) {
+  LocalWorld world(2);
+  std::vector<Status> results(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      auto p = make_std_platform();
+      auto cpu = make_cpu_device();
+      auto t = world.transport(r);
+      Config cfg = test::fast_config();
+      if (r == 1) cfg.fusion_threshold = 1 << 20;
+      RuntimeOptions o{p.get(), t.get(), cpu.get(), nullptr, cfg, nullptr, nullptr, 0};
+      Runtime rt(o);
+      results[static_cast<size_t>(r)] = rt.start();
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const Status& st : results) {
+    EXPECT_EQ(st.code(), StatusCode::kMismatch);
+    EXPECT_NE(st.message().find("fusion_threshold=1048576"), std::string::npos) << st.message();
+  }
+}
+
+}  // namespace
+}  // namespace hvd
