@@ -1,0 +1,52 @@
+// Training-step replay: forward compute, backward layer by layer with each gradient
+// submitted to the runtime as soon as it is ready (as Horovod's DistributedOptimizer
+// hooks do), wait for all reductions, optimizer step. Compute is emulated on the
+// Platform, so communication overlaps it exactly as in real training. The same code
+// runs under hvdbench (real time) and hvdsim (simulated time).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hvd/runtime.h"
+#include "hvd/timeline.h"
+#include "hvd/workloads/step_plan.h"
+
+namespace hvd::replay {
+
+/// How to replay.
+struct ReplayOptions {
+  int warmup_steps = 2;                  ///< steps run before measuring
+  int steps = 10;                        ///< measured steps
+  bool ensemble = false;                 ///< no gradient exchange; one final broadcast/allgather
+  bool phantom = false;                  ///< gradients without storage (simulated devices)
+  DeviceKind device = DeviceKind::kCPU;  ///< where gradients live
+  double optimizer_s = 0;                ///< optimizer-update compute per step
+  TimelineWriter* timeline = nullptr;    ///< compute lane events (FORWARD/BACKWARD/...)
+  double time_origin = 0;                ///< platform time of timeline ts 0
+};
+
+/// Timing of one measured step on this rank.
+struct StepSample {
+  double step_s = 0;          ///< whole step
+  double compute_s = 0;       ///< forward + backward + optimizer
+  double exposed_comm_s = 0;  ///< step time not hidden behind compute
+  double negotiation_s = 0;   ///< part of the exposed time not spent executing collectives
+};
+
+/// Outcome of a replay on this rank.
+struct ReplayResult {
+  std::vector<StepSample> steps;     ///< measured steps
+  StepSample mean;                   ///< mean over measured steps
+  double samples_per_sec = 0;        ///< this rank's rate: batch / mean step time
+  double samples_per_sec_ci95 = 0;   ///< half-width of the 95 % interval of the per-step rate
+  int64_t allreduce_calls = 0;       ///< tensors allreduced per step
+  int64_t allreduce_bytes = 0;       ///< bytes allreduced per step
+  double allreduce_time_s = 0;       ///< mean time per step the runtime spent executing them
+};
+
+/// Replays `opts.warmup_steps + opts.steps` steps of `plan` on `rt`.
+Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan,
+                       const ReplayOptions& opts, ReplayResult* out);
+
+}  // namespace hvd::replay

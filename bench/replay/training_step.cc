@@ -1,0 +1,140 @@
+#include "hvd/replay/training_step.h"
+
+#include <cmath>
+
+namespace hvd::replay {
+
+namespace {
+
+DataType dtype_of(const std::string& name) {
+  auto d = parse_dtype(name);
+  return d ? *d : DataType::kFloat32;
+}
+
+// Gradient storage for one rank (empty when phantom).
+struct Gradients {
+  std::vector<std::vector<uint8_t>> bufs;
+  std::vector<Tensor> tensors;
+};
+
+Gradients make_gradients(const workloads::StepPlan& plan, const ReplayOptions& o) {
+  Gradients g;
+  g.bufs.resize(plan.tensors.size());
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const auto& t = plan.tensors[i];
+    Tensor x;
+    x.dtype = dtype_of(t.dtype);
+    x.shape = {t.elements};
+    x.device = o.device;
+    if (!o.phantom) {
+      g.bufs[i].assign(static_cast<size_t>(t.bytes), 0);
+      x.data = g.bufs[i].data();
+    }
+    g.tensors.push_back(x);
+  }
+  return g;
+}
+
+struct StepClock {
+  Platform& p;
+  const ReplayOptions& o;
+  int pid;
+  void compute(const char* name, double s) {
+    const double t0 = p.now();
+    if (s > 0) p.compute(s);
+    if (o.timeline)
+      o.timeline->complete(pid, kLaneCompute, name, "compute", (t0 - o.time_origin) * 1e6,
+                           (p.now() - t0) * 1e6);
+  }
+};
+
+// One step: forward, backward with gradients submitted when ready, wait, optimizer.
+Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradients& g,
+                const ReplayOptions& o, StepSample* sample) {
+  StepClock clock{p, o, rt.rank()};
+  const double t0 = p.now();
+  clock.compute("FORWARD", plan.fwd_s);
+  std::vector<Handle> handles;
+  double done = 0;  // backward time emulated so far
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const double ready = plan.tensors[i].ready_s;
+    if (ready > done) {
+      clock.compute("BACKWARD", ready - done);
+      done = ready;
+    }
+    if (!o.ensemble)
+      handles.push_back(rt.allreduce_async(plan.tensors[i].name, g.tensors[i], g.tensors[i]));
+  }
+  if (plan.bwd_s > done) clock.compute("BACKWARD", plan.bwd_s - done);
+  const double compute_end = p.now();
+  const double exec_before = rt.stats().execution_s;
+  Status first;
+  for (auto& h : handles) {
+    Status s = h->wait();
+    if (!s.ok() && first.ok()) first = s;
+  }
+  if (!first.ok()) return first;
+  const double comm_end = p.now();
+  const double exec_in_window = rt.stats().execution_s - exec_before;
+  clock.compute("OPTIMIZER", o.optimizer_s);
+  const double t1 = p.now();
+  if (o.timeline)
+    o.timeline->complete(rt.rank(), kLaneCompute, "STEP", "compute", (t0 - o.time_origin) * 1e6,
+                         (t1 - t0) * 1e6);
+  sample->step_s = t1 - t0;
+  sample->compute_s = (compute_end - t0) + (t1 - comm_end);
+  sample->exposed_comm_s = comm_end - compute_end;
+  sample->negotiation_s = std::max(0.0, std::min(sample->exposed_comm_s,
+                                                 sample->exposed_comm_s - exec_in_window));
+  return Status::OK();
+}
+
+void summarise(const workloads::StepPlan& plan, ReplayResult* out) {
+  const double n = static_cast<double>(out->steps.size());
+  StepSample& m = out->mean;
+  std::vector<double> rates;
+  for (const StepSample& s : out->steps) {
+    m.step_s += s.step_s / n;
+    m.compute_s += s.compute_s / n;
+    m.exposed_comm_s += s.exposed_comm_s / n;
+    m.negotiation_s += s.negotiation_s / n;
+    rates.push_back(plan.batch / s.step_s);
+  }
+  out->samples_per_sec = plan.batch / m.step_s;
+  if (rates.size() > 1) {
+    double mean = 0, var = 0;
+    for (double r : rates) mean += r / n;
+    for (double r : rates) var += (r - mean) * (r - mean) / (n - 1);
+    out->samples_per_sec_ci95 = 1.96 * std::sqrt(var / n);
+  }
+}
+
+}  // namespace
+
+Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan,
+                       const ReplayOptions& o, ReplayResult* out) {
+  if (o.steps <= 0) return Status::InvalidArgument("replay needs at least one measured step");
+  Gradients g = make_gradients(plan, o);
+  *out = ReplayResult{};
+  for (const auto& t : plan.tensors) out->allreduce_bytes += o.ensemble ? 0 : t.bytes;
+  out->allreduce_calls = o.ensemble ? 0 : static_cast<int64_t>(plan.tensors.size());
+  double exec_start = 0;
+  for (int step = 0; step < o.warmup_steps + o.steps; ++step) {
+    if (step == o.warmup_steps) exec_start = rt.stats().execution_s;
+    StepSample s;
+    Status st = run_step(rt, p, plan, g, o, &s);
+    if (!st.ok()) return st;
+    if (step >= o.warmup_steps) out->steps.push_back(s);
+  }
+  out->allreduce_time_s = (rt.stats().execution_s - exec_start) / o.steps;
+  if (o.ensemble && !g.tensors.empty()) {
+    // Ensemble training: each rank trained its own model; share the results once.
+    Tensor first = g.tensors[0];
+    Status st = rt.broadcast("ensemble.result", first, 0);
+    if (!st.ok()) return st;
+  }
+  summarise(plan, out);
+  return Status::OK();
+}
+
+}  // namespace hvd::replay

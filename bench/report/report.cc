@@ -1,0 +1,118 @@
+#include "hvd/report/report.h"
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace hvd::report {
+
+double busbw_factor(const std::string& op, int n) {
+  if (n <= 1) return op == "broadcast" ? 1.0 : 0.0;
+  const double dn = n;
+  if (op == "allreduce") return 2.0 * (dn - 1) / dn;
+  if (op == "allgather" || op == "reducescatter" || op == "alltoall") return (dn - 1) / dn;
+  return 1.0;
+}
+
+void fill_bandwidth(CollectiveRecord* c, int n) {
+  c->algbw_gbps = c->time_s > 0 ? static_cast<double>(c->bytes) / c->time_s / 1e9 : 0;
+  c->busbw_gbps = c->algbw_gbps * busbw_factor(c->op, n);
+}
+
+namespace {
+
+nlohmann::json to_json(const RunRecord& r) {
+  nlohmann::json j = {{"model", r.model},
+                      {"np", r.np},
+                      {"batch_size", r.batch_size},
+                      {"gpu", r.gpu},
+                      {"label", r.label},
+                      {"images_per_sec", r.images_per_sec},
+                      {"images_per_sec_ci95", r.images_per_sec_ci95},
+                      {"images_per_sec_single", r.images_per_sec_single},
+                      {"scaling_efficiency", r.scaling_efficiency},
+                      {"step_time_s", r.step_time_s},
+                      {"compute_s", r.compute_s},
+                      {"exposed_comm_s", r.exposed_comm_s},
+                      {"negotiation_s", r.negotiation_s},
+                      {"steps", r.steps},
+                      {"knobs", r.knobs}};
+  nlohmann::json cs = nlohmann::json::array();
+  for (const auto& c : r.collectives)
+    cs.push_back({{"op", c.op},
+                  {"calls", c.calls},
+                  {"bytes", c.bytes},
+                  {"time_s", c.time_s},
+                  {"algbw_gbps", c.algbw_gbps},
+                  {"busbw_gbps", c.busbw_gbps}});
+  j["collectives"] = cs;
+  return j;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+Status write_json(const std::string& path, const std::string& tool, const std::string& source,
+                  const std::vector<RunRecord>& runs) {
+  nlohmann::json j = {{"tool", tool}, {"version", "0.1.0"}, {"source", source}};
+  j["runs"] = nlohmann::json::array();
+  for (const auto& r : runs) j["runs"].push_back(to_json(r));
+  std::ofstream f(path);
+  if (!f) return Status::InvalidArgument("cannot write report '" + path + "'");
+  f << j.dump(2) << '\n';
+  return f.good() ? Status::OK() : Status::Internal("error writing report '" + path + "'");
+}
+
+Status write_csv(const std::string& path, const std::vector<RunRecord>& runs) {
+  std::ofstream f(path);
+  if (!f) return Status::InvalidArgument("cannot write report '" + path + "'");
+  f << "model,np,batch_size,gpu,label,images_per_sec,images_per_sec_ci95,images_per_sec_single,"
+       "scaling_efficiency,step_time_s,compute_s,exposed_comm_s,negotiation_s,steps\n";
+  char buf[512];
+  for (const auto& r : runs) {
+    std::snprintf(buf, sizeof buf, "%d,%d,", r.np, r.batch_size);
+    f << csv_field(r.model) << ',' << buf << csv_field(r.gpu) << ',' << csv_field(r.label);
+    std::snprintf(buf, sizeof buf, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", r.images_per_sec,
+                  r.images_per_sec_ci95, r.images_per_sec_single, r.scaling_efficiency,
+                  r.step_time_s, r.compute_s, r.exposed_comm_s, r.negotiation_s, r.steps);
+    f << buf;
+  }
+  return f.good() ? Status::OK() : Status::Internal("error writing report '" + path + "'");
+}
+
+Status write_report(const std::string& path, const std::string& tool, const std::string& source,
+                    const std::vector<RunRecord>& runs) {
+  Status s = write_json(path, tool, source, runs);
+  if (!s.ok()) return s;
+  const size_t dot = path.rfind('.');
+  const size_t slash = path.rfind('/');
+  std::string csv = (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+                        ? path + ".csv"
+                        : path.substr(0, dot) + ".csv";
+  return write_csv(csv, runs);
+}
+
+std::string format_table(const std::vector<RunRecord>& runs) {
+  std::ostringstream os;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-12s %6s %-18s %12s %8s %10s %10s %10s %10s\n", "model", "np",
+                "label", "images/s", "eff", "step_ms", "compute_ms", "exposed_ms", "negot_ms");
+  os << line;
+  for (const auto& r : runs) {
+    std::snprintf(line, sizeof line, "%-12s %6d %-18s %12.1f %7.1f%% %10.2f %10.2f %10.2f %10.2f\n",
+                  r.model.c_str(), r.np, r.label.empty() ? "-" : r.label.c_str(), r.images_per_sec,
+                  100.0 * r.scaling_efficiency, r.step_time_s * 1e3, r.compute_s * 1e3,
+                  r.exposed_comm_s * 1e3, r.negotiation_s * 1e3);
+    os << line;
+  }
+  return os.str();
+}
+
+}  // namespace hvd::report
