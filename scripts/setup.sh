@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian bookworm, as root), then configures and builds hvdsim
+# into ./build. Safe to run again: installed packages are skipped, the build is incremental.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config git
+          libopenmpi-dev openmpi-bin libsimgrid-dev nlohmann-json3-dev libcli11-dev
+          libgtest-dev libgmock-dev libbenchmark-dev
+          qt6-base-dev libqt6charts6-dev libqt6svg6-dev libgl-dev clang)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update -qq >/dev/null
+  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release ${HVD_CMAKE_ARGS:-} >build.configure.log 2>&1 ||
+  { cat build.configure.log; exit 1; }
+grep -E "hvdsim parts|disabled" build.configure.log >&2 || true
+cmake --build build -j"$jobs" 2>&1 | grep -E "error|warning:|FAILED" >&2 || true
+cmake --build build -j"$jobs" >/dev/null  # fails loudly if the build is broken
