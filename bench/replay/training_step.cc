@@ -55,17 +55,17 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
   const double t0 = p.now();
   clock.compute("FORWARD", plan.fwd_s);
   std::vector<Handle> handles;
-  double done = 0;  // backward time emulated so far
+  // Backward runs to absolute deadlines (start + ready time): every sleep overshoots a
+  // little, and with one sleep per layer the overshoots would otherwise add up.
+  const double bwd_start = p.now();
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
-    const double ready = plan.tensors[i].ready_s;
-    if (ready > done) {
-      clock.compute("BACKWARD", ready - done);
-      done = ready;
-    }
+    const double left = bwd_start + plan.tensors[i].ready_s - p.now();
+    if (left > 0) clock.compute("BACKWARD", left);
     if (!o.ensemble)
       handles.push_back(rt.allreduce_async(plan.tensors[i].name, g.tensors[i], g.tensors[i]));
   }
-  if (plan.bwd_s > done) clock.compute("BACKWARD", plan.bwd_s - done);
+  const double left = bwd_start + plan.bwd_s - p.now();
+  if (left > 0) clock.compute("BACKWARD", left);
   const double compute_end = p.now();
   const double exec_before = rt.stats().execution_s;
   Status first;
@@ -125,6 +125,7 @@ Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan
     Status st = run_step(rt, p, plan, g, o, &s);
     if (!st.ok()) return st;
     if (step >= o.warmup_steps) out->steps.push_back(s);
+    if (o.on_step) o.on_step(step, s);
   }
   out->allreduce_time_s = (rt.stats().execution_s - exec_start) / o.steps;
   if (o.ensemble && !g.tensors.empty()) {

@@ -12,7 +12,8 @@ Status hierarchical_allreduce(CollectiveContext& c, Transport& local, Transport&
   const int L = local.size();
   const std::vector<int64_t> off = even_split(count, L);
   CollectiveContext lc{local, c.dev, c.scratch, c.segment_bytes, c.deadline};
-  Status s = ring_reduce_scatter_phase(lc, buf, off, dt, op);
+  const PieceBuffer whole(buf, count, es);
+  Status s = ring_reduce_scatter_phase(lc, whole, off, dt, op);
   if (!s.ok()) return s;
   // After the local reduce-scatter this rank owns chunk (local_rank + 1) mod L.
   const int mine = (local.rank() + 1) % L;
@@ -21,7 +22,7 @@ Status hierarchical_allreduce(CollectiveContext& c, Transport& local, Transport&
   void* slice = offset(buf, static_cast<size_t>(off[mine]) * es);
   s = cross_rhd ? rhd_allreduce(xc, slice, n, dt, op) : ring_allreduce(xc, slice, n, dt, op);
   if (!s.ok()) return s;
-  return ring_allgather_phase(lc, buf, off, dt);
+  return ring_allgather_phase(lc, whole, off, dt);
 }
 
 }  // namespace hvd

@@ -6,50 +6,53 @@ namespace {
 int mod(int a, int p) { return ((a % p) + p) % p; }
 }  // namespace
 
-Status ring_reduce_scatter_phase(CollectiveContext& c, void* buf, const std::vector<int64_t>& off,
-                                 DataType dt, ReduceOp op, int shift) {
+Status ring_reduce_scatter_phase(CollectiveContext& c, const PieceBuffer& buf,
+                                 const std::vector<int64_t>& off, DataType dt, ReduceOp op,
+                                 int shift) {
   const int p = c.t.size();
   const int r = c.t.rank();
-  const size_t es = dtype_size(dt);
   const int right = mod(r + 1, p);
   const int left = mod(r - 1, p);
   for (int step = 0; step < p - 1; ++step) {
     // Send the chunk we have accumulated longest; receive our left neighbour's.
-    const int send_chunk = mod(r - step + shift, p);
-    const int recv_chunk = mod(r - step - 1 + shift, p);
-    const int64_t sn = off[send_chunk + 1] - off[send_chunk];
-    const int64_t rn = off[recv_chunk + 1] - off[recv_chunk];
-    Status s = send_recv_reduce(c, right, offset(buf, off[send_chunk] * es), sn * es, left,
-                                offset(buf, off[recv_chunk] * es), rn, dt, op);
+    const int sc = mod(r - step + shift, p);
+    const int rc = mod(r - step - 1 + shift, p);
+    Status s = send_recv_reduce(c, right, buf, off[sc], off[sc + 1], left, buf, off[rc],
+                                off[rc + 1], dt, op);
     if (!s.ok()) return s;
   }
   return Status::OK();
 }
 
-Status ring_allgather_phase(CollectiveContext& c, void* buf, const std::vector<int64_t>& off,
-                            DataType dt) {
+Status ring_allgather_phase(CollectiveContext& c, const PieceBuffer& buf,
+                            const std::vector<int64_t>& off, DataType) {
   const int p = c.t.size();
   const int r = c.t.rank();
-  const size_t es = dtype_size(dt);
   const int right = mod(r + 1, p);
   const int left = mod(r - 1, p);
   for (int step = 0; step < p - 1; ++step) {
     // Pass on the reduced chunk received last step (our own at step 0).
-    const int send_chunk = mod(r + 1 - step, p);
-    const int recv_chunk = mod(r - step, p);
-    const int64_t sn = off[send_chunk + 1] - off[send_chunk];
-    const int64_t rn = off[recv_chunk + 1] - off[recv_chunk];
-    Status s = sendrecv(c.t, right, offset(buf, off[send_chunk] * es), sn * es, left,
-                        offset(buf, off[recv_chunk] * es), rn * es, kTagData, c.deadline);
+    const int sc = mod(r + 1 - step, p);
+    const int rc = mod(r - step, p);
+    std::unique_ptr<Request> rq, sq;
+    if (off[rc + 1] > off[rc]) rq = c.t.irecvv(left, buf.range(off[rc], off[rc + 1]), kTagData);
+    if (off[sc + 1] > off[sc]) sq = c.t.isendv(right, buf.range(off[sc], off[sc + 1]), kTagData);
+    Status s = rq ? rq->wait(c.deadline) : Status::OK();
+    Status t = sq ? sq->wait(c.deadline) : Status::OK();
     if (!s.ok()) return s;
+    if (!t.ok()) return t;
   }
   return Status::OK();
 }
 
 Status ring_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType dt, ReduceOp op) {
+  return ring_allreduce(c, PieceBuffer(buf, count, dtype_size(dt)), dt, op);
+}
+
+Status ring_allreduce(CollectiveContext& c, const PieceBuffer& buf, DataType dt, ReduceOp op) {
   const int p = c.t.size();
-  if (p == 1 || count == 0) return Status::OK();
-  const std::vector<int64_t> off = even_split(count, p);
+  if (p == 1 || buf.count() == 0) return Status::OK();
+  const std::vector<int64_t> off = even_split(buf.count(), p);
   Status s = ring_reduce_scatter_phase(c, buf, off, dt, op);
   if (!s.ok()) return s;
   return ring_allgather_phase(c, buf, off, dt);

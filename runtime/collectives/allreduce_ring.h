@@ -15,14 +15,19 @@ namespace hvd {
 /// In-place allreduce of `count` elements of `buf` over the ring of c.t.
 Status ring_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType dt, ReduceOp op);
 
+/// In-place allreduce of a logical buffer spread over several tensors (fusion without a
+/// fusion buffer).
+Status ring_allreduce(CollectiveContext& c, const PieceBuffer& buf, DataType dt, ReduceOp op);
+
 /// The reduce-scatter half of the ring: afterwards rank r owns chunk (r+1+shift) mod p of
 /// the split (chunk offsets in `off`, size p+1) fully reduced in place.
-Status ring_reduce_scatter_phase(CollectiveContext& c, void* buf, const std::vector<int64_t>& off,
-                                 DataType dt, ReduceOp op, int shift = 0);
+Status ring_reduce_scatter_phase(CollectiveContext& c, const PieceBuffer& buf,
+                                 const std::vector<int64_t>& off, DataType dt, ReduceOp op,
+                                 int shift = 0);
 
 /// The allgather half: starting from rank r owning chunk (r+1) mod p, leaves every chunk
 /// everywhere.
-Status ring_allgather_phase(CollectiveContext& c, void* buf, const std::vector<int64_t>& off,
-                            DataType dt);
+Status ring_allgather_phase(CollectiveContext& c, const PieceBuffer& buf,
+                            const std::vector<int64_t>& off, DataType dt);
 
 }  // namespace hvd

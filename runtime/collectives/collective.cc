@@ -24,32 +24,42 @@ Status wait_all(std::vector<std::unique_ptr<Request>>& reqs, double deadline) {
 
 Status send_recv_reduce(CollectiveContext& c, int to, const void* src, size_t sbytes, int from,
                         void* dst, int64_t rcount, DataType dt, ReduceOp op) {
-  const size_t esize = dtype_size(dt);
-  const int64_t seg = std::max<int64_t>(1, c.segment_bytes / static_cast<int64_t>(esize));
+  const size_t es = dtype_size(dt);
+  const int64_t scount = static_cast<int64_t>(sbytes / es);
+  PieceBuffer s(const_cast<void*>(src), scount, es), d(dst, rcount, es);
+  return send_recv_reduce(c, to, s, 0, scount, from, d, 0, rcount, dt, op);
+}
+
+Status send_recv_reduce(CollectiveContext& c, int to, const PieceBuffer& src, int64_t sa,
+                        int64_t sb, int from, const PieceBuffer& dst, int64_t da, int64_t db,
+                        DataType dt, ReduceOp op) {
+  const size_t es = dtype_size(dt);
+  const int64_t seg = std::max<int64_t>(1, c.segment_bytes / static_cast<int64_t>(es));
   std::vector<std::unique_ptr<Request>> sends;
   // The sender segments exactly like the receiver so message boundaries match.
-  const int64_t scount = static_cast<int64_t>(sbytes / esize);
-  for (int64_t o = 0; o < scount; o += seg) {
-    int64_t n = std::min(seg, scount - o);
-    sends.push_back(c.t.isend(to, offset(src, o * esize), n * esize, kTagData));
-  }
-  const size_t slot = static_cast<size_t>(std::min(seg, rcount)) * esize;
+  for (int64_t o = sa; o < sb; o += seg)
+    sends.push_back(c.t.isendv(to, src.range(o, std::min(o + seg, sb)), kTagData));
+  const int64_t rcount = db - da;
+  const size_t slot = static_cast<size_t>(std::min(seg, rcount)) * es;
   if (c.scratch.size() < 2 * slot) c.scratch.reserve(2 * slot);
   void* slots[2] = {c.scratch.data(), offset(c.scratch.data(), slot)};
   std::unique_ptr<Request> pending;
   if (rcount > 0)
-    pending = c.t.irecv(from, slots[0], static_cast<size_t>(std::min(seg, rcount)) * esize, kTagData);
+    pending = c.t.irecv(from, slots[0], static_cast<size_t>(std::min(seg, rcount)) * es, kTagData);
   int cur = 0;
   for (int64_t o = 0; o < rcount; o += seg) {
-    int64_t n = std::min(seg, rcount - o);
+    const int64_t n = std::min(seg, rcount - o);
     std::unique_ptr<Request> next;
     if (o + seg < rcount) {
-      int64_t nn = std::min(seg, rcount - o - seg);
-      next = c.t.irecv(from, slots[1 - cur], static_cast<size_t>(nn) * esize, kTagData);
+      const int64_t nn = std::min(seg, rcount - o - seg);
+      next = c.t.irecv(from, slots[1 - cur], static_cast<size_t>(nn) * es, kTagData);
     }
     Status s = pending->wait(c.deadline);
     if (!s.ok()) return s;
-    c.dev.reduce(offset(dst, o * esize), slots[cur], n, dt, op);
+    // Reduce the received segment into however many pieces it spans.
+    dst.for_each(da + o, da + o + n, [&](void* p, int64_t off, int64_t k) {
+      c.dev.reduce(p, offset(slots[cur], static_cast<size_t>(off) * es), k, dt, op);
+    });
     pending = std::move(next);
     cur = 1 - cur;
   }

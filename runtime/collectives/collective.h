@@ -10,6 +10,7 @@
 #include "hvd/status.h"
 #include "hvd/transport.h"
 #include "hvd/types.h"
+#include "collectives/pieces.h"
 
 namespace hvd {
 
@@ -38,6 +39,12 @@ inline const void* offset(const void* p, size_t bytes) {
 /// them into `dst` segment by segment (receive of segment k+1 overlaps reduction of k).
 Status send_recv_reduce(CollectiveContext& c, int to, const void* src, size_t sbytes, int from,
                         void* dst, int64_t rcount, DataType dt, ReduceOp op);
+
+/// The same over logical buffers: sends elements [sa, sb) of `src` and reduces what arrives
+/// into elements [da, db) of `dst` (pieces need not be contiguous).
+Status send_recv_reduce(CollectiveContext& c, int to, const PieceBuffer& src, int64_t sa,
+                        int64_t sb, int from, const PieceBuffer& dst, int64_t da, int64_t db,
+                        DataType dt, ReduceOp op);
 
 /// Waits for every request in `reqs` (first error wins).
 Status wait_all(std::vector<std::unique_ptr<Request>>& reqs, double deadline);

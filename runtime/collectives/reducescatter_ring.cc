@@ -8,7 +8,7 @@ Status ring_reducescatter(CollectiveContext& c, void* work, const std::vector<in
                           DataType dt, ReduceOp op) {
   if (c.t.size() == 1) return Status::OK();
   // A shift of -1 makes the last chunk each rank reduces its own block.
-  return ring_reduce_scatter_phase(c, work, off, dt, op, -1);
+  return ring_reduce_scatter_phase(c, PieceBuffer(work, off.back(), dtype_size(dt)), off, dt, op, -1);
 }
 
 }  // namespace hvd

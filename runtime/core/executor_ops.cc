@@ -13,31 +13,80 @@
 
 namespace hvd {
 
+Executor::Algo Executor::choose_allreduce(int64_t bytes) const {
+  const std::string& alg = cfg_.allreduce_algorithm;
+  if (alg == "native" && native(r_.dtype)) return Algo::kNative;
+  const bool hier_ok = ps_.local && ps_.cross && ps_.t->homogeneous();
+  if (hier_ok && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allreduce)))
+    return Algo::kHierarchical;
+  if (alg == "rhd" || (alg != "ring" && bytes < cfg_.rhd_threshold)) return Algo::kRhd;
+  return Algo::kRing;
+}
+
 Status Executor::allreduce_with(void* buf, int64_t count) {
   const DataType dt = r_.dtype;
   const ReduceOp op = r_.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : r_.reduce_op;
   const int64_t bytes = count * static_cast<int64_t>(dtype_size(dt));
-  const std::string& alg = cfg_.allreduce_algorithm;
-  NativeCollectives* nat = native(dt);
-  if (alg == "native" && nat) {
-    algorithm_ = native_name("ALLREDUCE");
-    return phase(algorithm_, "communication", [&] { return nat->allreduce(buf, count, dt, op); });
+  switch (choose_allreduce(bytes)) {
+    case Algo::kNative:
+      algorithm_ = native_name("ALLREDUCE");
+      return phase(algorithm_, "communication", [&] { return native(dt)->allreduce(buf, count, dt, op); });
+    case Algo::kHierarchical:
+      algorithm_ = "HIERARCHICAL_ALLREDUCE";
+      return phase(algorithm_, "communication", [&] {
+        CollectiveContext c = ctx(*ps_.t);
+        return hierarchical_allreduce(c, *ps_.local, *ps_.cross, buf, count, dt, op,
+                                      bytes < cfg_.rhd_threshold);
+      });
+    case Algo::kRhd:
+      algorithm_ = "RHD_ALLREDUCE";
+      return phase(algorithm_, "communication", [&] {
+        CollectiveContext c = ctx(*ps_.t);
+        return rhd_allreduce(c, buf, count, dt, op);
+      });
+    case Algo::kRing:
+      break;
   }
-  const bool hier_ok = ps_.local && ps_.cross && ps_.t->homogeneous();
-  if (hier_ok && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allreduce))) {
-    algorithm_ = "HIERARCHICAL_ALLREDUCE";
-    const bool small = bytes < cfg_.rhd_threshold;
-    return phase(algorithm_, "communication", [&] {
-      CollectiveContext c = ctx(*ps_.t);
-      return hierarchical_allreduce(c, *ps_.local, *ps_.cross, buf, count, dt, op, small);
-    });
-  }
-  const bool rhd = alg == "rhd" || (alg != "ring" && bytes < cfg_.rhd_threshold);
-  algorithm_ = rhd ? "RHD_ALLREDUCE" : "RING_ALLREDUCE";
+  algorithm_ = "RING_ALLREDUCE";
   return phase(algorithm_, "communication", [&] {
     CollectiveContext c = ctx(*ps_.t);
-    return rhd ? rhd_allreduce(c, buf, count, dt, op) : ring_allreduce(c, buf, count, dt, op);
+    return ring_allreduce(c, buf, count, dt, op);
   });
+}
+
+// Fused ring allreduce straight over the tensors' outputs: no fusion-buffer copies.
+Status Executor::allreduce_in_place_pieces(int64_t total) {
+  const DataType dt = r_.dtype;
+  const size_t es = dtype_size(dt);
+  Device& d = dev();
+  PieceBuffer pieces(es);
+  ps_.fusion[kind()].reserve(static_cast<size_t>(total) * es);  // identity for joined ranks
+  size_t off = 0;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const int64_t n = r_.counts[i];
+    void* p;
+    if (entries_[i]) {
+      p = entries_[i]->req.output.data;
+      d.copy(p, entries_[i]->req.input.data, static_cast<size_t>(n) * es);
+    } else {
+      p = offset(ps_.fusion[kind()].data(), off);
+      d.fill_identity(p, n, dt, r_.reduce_op);
+    }
+    if (r_.prescale != 1.0) d.scale(p, n, dt, r_.prescale);
+    pieces.add(p, n);
+    off += static_cast<size_t>(n) * es;
+  }
+  const ReduceOp op = r_.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : r_.reduce_op;
+  algorithm_ = "RING_ALLREDUCE";
+  Status s = phase(algorithm_, "communication", [&] {
+    CollectiveContext c = ctx(*ps_.t);
+    return ring_allreduce(c, pieces, dt, op);
+  });
+  if (!s.ok()) return s;
+  double post = r_.postscale;
+  if (r_.reduce_op == ReduceOp::kAverage) post /= ps_.t->size();
+  if (post != 1.0) pieces.for_each(0, total, [&](void* p, int64_t, int64_t n) { d.scale(p, n, dt, post); });
+  return Status::OK();
 }
 
 Status Executor::allreduce() {
@@ -48,6 +97,9 @@ Status Executor::allreduce() {
   Device& d = dev();
   void* buf;
   const bool in_place = entries_.size() == 1 && entries_[0].has_value();
+  if (!in_place && d.scatter_gather() &&
+      choose_allreduce(total * static_cast<int64_t>(es)) == Algo::kRing)
+    return allreduce_in_place_pieces(total);
   if (in_place) {  // one tensor: work directly in its output, no fusion buffer
     const OpRequest& q = entries_[0]->req;
     buf = q.output.data;

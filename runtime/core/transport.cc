@@ -1,3 +1,4 @@
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -63,6 +64,77 @@ Status sendrecv(Transport& t, int to, const void* sdata, size_t sbytes, int from
     if (st.ok()) st = ss;
   }
   return st;
+}
+
+}  // namespace hvd
+
+namespace hvd {
+namespace {
+
+size_t total_bytes(const std::vector<IoPiece>& pieces, bool* phantom) {
+  size_t n = 0;
+  *phantom = false;
+  for (const IoPiece& p : pieces) {
+    n += p.bytes;
+    *phantom = *phantom || (p.data == nullptr && p.bytes > 0);
+  }
+  return n;
+}
+
+// A send of packed pieces: owns the staging copy until the transfer completes.
+class PackedRequest final : public Request {
+ public:
+  PackedRequest(size_t bytes, std::vector<IoPiece> scatter)
+      : staging_(bytes ? new uint8_t[bytes] : nullptr), scatter_(std::move(scatter)) {}
+  void set(std::unique_ptr<Request> inner) { inner_ = std::move(inner); }
+  uint8_t* data() { return staging_.get(); }
+  bool test() override { return inner_->test() && unpack(); }
+  Status wait(double deadline) override {
+    Status s = inner_->wait(deadline);
+    if (s.ok()) unpack();
+    return s;
+  }
+
+ private:
+  bool unpack() {
+    size_t off = 0;
+    for (const IoPiece& p : scatter_) {
+      if (p.bytes && p.data && staging_) std::memcpy(p.data, staging_.get() + off, p.bytes);
+      off += p.bytes;
+    }
+    scatter_.clear();
+    return true;
+  }
+  std::unique_ptr<uint8_t[]> staging_;  // not zero-filled: it is written before it is read
+  std::vector<IoPiece> scatter_;
+  std::unique_ptr<Request> inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<Request> Transport::isendv(int peer, const std::vector<IoPiece>& pieces, int tag) {
+  if (pieces.size() == 1) return isend(peer, pieces[0].data, pieces[0].bytes, tag);
+  bool phantom;
+  const size_t n = total_bytes(pieces, &phantom);
+  if (phantom) return isend(peer, nullptr, n, tag);
+  auto req = std::make_unique<PackedRequest>(n, std::vector<IoPiece>{});
+  size_t off = 0;
+  for (const IoPiece& p : pieces) {
+    if (p.bytes) std::memcpy(req->data() + off, p.data, p.bytes);
+    off += p.bytes;
+  }
+  req->set(isend(peer, req->data(), n, tag));
+  return req;
+}
+
+std::unique_ptr<Request> Transport::irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) {
+  if (pieces.size() == 1) return irecv(peer, pieces[0].data, pieces[0].bytes, tag);
+  bool phantom;
+  const size_t n = total_bytes(pieces, &phantom);
+  if (phantom) return irecv(peer, nullptr, n, tag);
+  auto req = std::make_unique<PackedRequest>(n, pieces);
+  req->set(irecv(peer, req->data(), n, tag));
+  return req;
 }
 
 }  // namespace hvd

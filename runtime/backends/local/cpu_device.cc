@@ -12,6 +12,7 @@ namespace {
 class CpuDevice final : public Device {
  public:
   DeviceKind kind() const override { return DeviceKind::kCPU; }
+  bool scatter_gather() const override { return true; }
   void* allocate(size_t bytes) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!p) throw std::bad_alloc();

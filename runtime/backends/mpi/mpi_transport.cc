@@ -97,6 +97,22 @@ class MpiTransport final : public Transport {
     }
     return std::make_unique<MpiRequest>(std::move(reqs));
   }
+  std::unique_ptr<Request> isendv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
+    MPI_Datatype t;
+    if (!gather_type(pieces, &t)) return Transport::isendv(peer, pieces, tag);
+    std::vector<MPI_Request> reqs(1);
+    MPI_Isend(MPI_BOTTOM, 1, t, peer, tag, comm_, &reqs[0]);
+    MPI_Type_free(&t);  // MPI keeps it alive until the send completes
+    return std::make_unique<MpiRequest>(std::move(reqs));
+  }
+  std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
+    MPI_Datatype t;
+    if (!gather_type(pieces, &t)) return Transport::irecvv(peer, pieces, tag);
+    std::vector<MPI_Request> reqs(1);
+    MPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, comm_, &reqs[0]);
+    MPI_Type_free(&t);
+    return std::make_unique<MpiRequest>(std::move(reqs));
+  }
   std::unique_ptr<Transport> split(int color, int key) override {
     MPI_Comm sub;
     MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub);
@@ -107,6 +123,27 @@ class MpiTransport final : public Transport {
   std::string name() const override { return "mpi"; }
 
  private:
+  // An hindexed datatype over absolute addresses: the pieces travel as one message with
+  // no staging copy. False when a piece cannot be described (phantom, > INT_MAX, 1 piece).
+  static bool gather_type(const std::vector<IoPiece>& pieces, MPI_Datatype* t) {
+    if (pieces.size() < 2) return false;
+    std::vector<int> lens;
+    std::vector<MPI_Aint> disps;
+    size_t total = 0;
+    for (const IoPiece& p : pieces) {
+      if (!p.data || p.bytes > INT_MAX) return false;
+      MPI_Aint a;
+      MPI_Get_address(p.data, &a);
+      lens.push_back(static_cast<int>(p.bytes));
+      disps.push_back(a);
+      total += p.bytes;
+    }
+    if (total > INT_MAX) return false;
+    MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), disps.data(), MPI_BYTE, t);
+    MPI_Type_commit(t);
+    return true;
+  }
+
   // Ranks that share memory are one node; node ids are numbered by first appearance.
   void compute_nodes() {
     MPI_Comm shm;

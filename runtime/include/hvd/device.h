@@ -31,6 +31,10 @@ class Device {
   virtual void fill_identity(void* buf, int64_t count, DataType dt, ReduceOp op) = 0;
   /// Waits for queued device work (no-op on the CPU).
   virtual void synchronize() {}
+  /// True when collectives may read and write tensors where they lie, so a fused
+  /// allreduce can skip the fusion-buffer copies (host memory: copies cost as much as the
+  /// transfer itself). GPUs keep Horovod's fusion buffer.
+  virtual bool scatter_gather() const { return false; }
   /// True when tensors may be phantom (null data with a size), as in simulations.
   virtual bool allows_phantom() const { return false; }
 };

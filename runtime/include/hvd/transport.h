@@ -30,6 +30,12 @@ class Request {
   virtual Status wait(double deadline_s = kNoDeadline) = 0;
 };
 
+/// One piece of a gathered send or scattered receive.
+struct IoPiece {
+  void* data;    ///< start (null: phantom)
+  size_t bytes;  ///< length
+};
+
 /// Collectives a backend implements natively (MPI_Allreduce, ncclAllReduce, ...).
 /// Each may return kInvalidArgument for a case it does not handle (the caller falls back).
 class NativeCollectives {
@@ -67,6 +73,11 @@ class Transport {
   virtual std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) = 0;
   /// Starts receiving `bytes` bytes from `peer` into `data` (may be null: phantom).
   virtual std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) = 0;
+  /// Sends the pieces as one message (the peer may receive it contiguously or scattered).
+  /// The default packs into a temporary buffer; backends may send without copying.
+  virtual std::unique_ptr<Request> isendv(int peer, const std::vector<IoPiece>& pieces, int tag);
+  /// Receives one message scattered into the pieces (default: unpack on completion).
+  virtual std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag);
   /// Collective over the group: members with equal `color` form a new group, ordered by
   /// (`key`, rank). Every member must call it in the same order. Null if color < 0.
   virtual std::unique_ptr<Transport> split(int color, int key) = 0;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "hvd/runtime.h"
@@ -13,6 +14,8 @@
 #include "hvd/workloads/step_plan.h"
 
 namespace hvd::replay {
+
+struct StepSample;
 
 /// How to replay.
 struct ReplayOptions {
@@ -24,6 +27,8 @@ struct ReplayOptions {
   double optimizer_s = 0;                ///< optimizer-update compute per step
   TimelineWriter* timeline = nullptr;    ///< compute lane events (FORWARD/BACKWARD/...)
   double time_origin = 0;                ///< platform time of timeline ts 0
+  /// Called after every step (step counts warm-up steps from 0; measured = step >= warmup).
+  std::function<void(int step, const StepSample& sample)> on_step;
 };
 
 /// Timing of one measured step on this rank.

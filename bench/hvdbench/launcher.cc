@@ -1,0 +1,104 @@
+#include "launcher.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+extern char** environ;
+
+namespace hvd::bench {
+
+int mpi_world_size_from_env() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"}) {
+    const char* s = std::getenv(v);
+    if (s && *s) return std::atoi(s);
+  }
+  return 0;
+}
+
+int host_cores() {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+LaunchMode decide_launch(const Options& o) {
+  if (mpi_world_size_from_env() > 0) return LaunchMode::kMpiWorld;
+  // Collective mode needs MPI even for one rank (the MPI baseline): a singleton MPI job.
+  if (!o.collective.empty() && o.np == 1 && o.hosts.empty() && o.hostfile.empty())
+    return LaunchMode::kMpiWorld;
+  if (o.np == 1 && o.hosts.empty() && o.hostfile.empty()) return LaunchMode::kInProcess;
+  return LaunchMode::kSelfLaunch;
+}
+
+std::vector<std::string> mpirun_command(const Options& o, const std::string& self,
+                                        const std::vector<std::string>& args, bool as_root,
+                                        int cores) {
+  const char* mpirun = std::getenv("HVDBENCH_MPIRUN");
+  std::vector<std::string> cmd = {mpirun && *mpirun ? mpirun : "mpirun", "-np",
+                                  std::to_string(o.np)};
+  if (as_root) cmd.push_back("--allow-run-as-root");
+  if (!o.hosts.empty()) {
+    cmd.insert(cmd.end(), {"-H", o.hosts});
+  } else if (!o.hostfile.empty()) {
+    cmd.insert(cmd.end(), {"--hostfile", o.hostfile});
+  } else {
+    // This host only. No "-H localhost:N": with slots = cores Open MPI knows when it is
+    // oversubscribed and lets idle ranks yield the cores their peers need.
+    if (o.np > cores) cmd.push_back("--oversubscribe");
+  }
+  cmd.insert(cmd.end(), {"--bind-to", "none"});
+  std::istringstream extra(o.mpi_args);
+  for (std::string w; extra >> w;) cmd.push_back(w);
+  // Forward the knobs and the marker to remote hosts too (local ranks inherit them anyway).
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    std::string name = kv.substr(0, kv.find('='));
+    if (name.rfind("HVD_", 0) == 0 || name.rfind("HOROVOD_", 0) == 0 || name == kLaunchedMarker)
+      cmd.insert(cmd.end(), {"-x", name});
+  }
+  cmd.push_back(self);
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  return cmd;
+}
+
+void export_knob_env(const Options& o) {
+  for (const auto& [name, value] : o.knob_env) setenv(name.c_str(), value.c_str(), 1);
+  // Collective mode measures per-operation latency: a 1 ms cycle would dominate small sizes.
+  if (!o.collective.empty() && !std::getenv("HVD_CYCLE_TIME") &&
+      !std::getenv("HOROVOD_CYCLE_TIME"))
+    setenv("HVD_CYCLE_TIME", "0.1", 1);
+}
+
+int exec_mpirun(const Options& o, int argc, const char* const* argv) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    std::cerr << "hvdbench: cannot find its own executable (/proc/self/exe): "
+              << std::strerror(errno) << "\n";
+    return kExitRuntimeFailure;
+  }
+  self[n] = '\0';
+  setenv(kLaunchedMarker, "1", 1);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> cmd = mpirun_command(o, self, args, geteuid() == 0, host_cores());
+  if (std::getenv("HVDBENCH_SHOW_LAUNCH")) {
+    std::cerr << "hvdbench: launching:";
+    for (const auto& c : cmd) std::cerr << ' ' << c;
+    std::cerr << "\n";
+  }
+  std::vector<char*> cargv;
+  for (auto& c : cmd) cargv.push_back(c.data());
+  cargv.push_back(nullptr);
+  std::cout.flush();
+  execvp(cargv[0], cargv.data());
+  std::cerr << "hvdbench: cannot run '" << cmd[0] << "' to start " << o.np
+            << " ranks: " << std::strerror(errno)
+            << " (install Open MPI, set HVDBENCH_MPIRUN, or run under mpirun)\n";
+  return kExitRuntimeFailure;
+}
+
+}  // namespace hvd::bench

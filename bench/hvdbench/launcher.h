@@ -1,0 +1,35 @@
+// How hvdbench gets its ranks: in this process (-np 1), from an outer mpirun (the world
+// it finds), or by exec'ing Open MPI's mpirun on itself (-np N, -H, --hostfile).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "options.h"
+
+namespace hvd::bench {
+
+/// Where the ranks come from.
+enum class LaunchMode {
+  kInProcess,    ///< one rank, this process, no mpirun
+  kMpiWorld,     ///< this process is one rank of an MPI job (outer or our own mpirun)
+  kSelfLaunch,   ///< exec mpirun to start the ranks, each re-running this command
+};
+
+/// Decides from the options and the environment (OMPI_COMM_WORLD_SIZE, the marker).
+LaunchMode decide_launch(const Options& o);
+/// World size of the surrounding MPI job, or 0 when not under mpirun.
+int mpi_world_size_from_env();
+/// Online CPU cores of this host.
+int host_cores();
+/// The mpirun command line that starts `o.np` copies of `self` with `args`.
+std::vector<std::string> mpirun_command(const Options& o, const std::string& self,
+                                        const std::vector<std::string>& args, bool as_root,
+                                        int cores);
+/// Sets the knob variables (and the collective-mode cycle-time default) in this process,
+/// so ranks started from it, and runtimes built in it, read them.
+void export_knob_env(const Options& o);
+/// Replaces this process by mpirun; returns only on failure (exit code 1, message printed).
+int exec_mpirun(const Options& o, int argc, const char* const* argv);
+
+}  // namespace hvd::bench

@@ -1,0 +1,336 @@
+#include "model_mode.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "hvd/workloads/gpu_catalog.h"
+#include "hvd/workloads/model_registry.h"
+#include "rank_runtime.h"
+#ifdef HVD_HAVE_MPI
+#include <mpi.h>
+
+#include "hvd/mpi.h"
+#endif
+
+namespace hvd::bench {
+
+namespace wl = hvd::workloads;
+
+wl::Result<wl::StepPlan> plan_for(const wl::ModelTrace& trace, const Options& o) {
+  double scale = o.compute_scale;
+  if (!o.gpu.empty()) {
+    wl::Result<double> g = wl::compute_scale(trace.reference_gpu, o.gpu);
+    if (!g) return wl::Error{"--gpu: " + g.error()};
+    scale *= *g;
+  }
+  return wl::make_step_plan(trace, scale, o.batch_size > 0 ? o.batch_size : trace.reference_batch);
+}
+
+namespace {
+
+// Knobs worth showing in the report (docs/formats.md: "knobs").
+std::map<std::string, std::string> report_knobs(const Config& c) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : c.describe()) {
+    if (k == "fusion_threshold" || k == "cycle_time_ms" || k == "cache_capacity" ||
+        k == "allreduce_algorithm" || k == "hierarchical_allreduce" ||
+        k == "hierarchical_allgather" || k == "autotune")
+      out[k] = v;
+  }
+  return out;
+}
+
+std::string mib(double bytes) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.1f MiB", bytes / 1048576.0);
+  return b;
+}
+
+void print_banner(const Options& o, const wl::ModelTrace& t, const wl::StepPlan& p,
+                  const Config& c, int np, bool mpi) {
+  std::ostringstream os;
+  char line[256];
+  std::snprintf(line, sizeof line, "%.1fM parameters, %zu tensors, %s of gradients",
+                static_cast<double>(t.params) / 1e6, t.tensors.size(),
+                mib(static_cast<double>(t.total_bytes())).c_str());
+  os << "Model:       " << t.name << " (" << line << ")\n";
+  os << "Mode:        " << (o.ensemble ? "ensemble (no gradient exchange; one final broadcast)"
+                                       : "training (gradients allreduced as backprop makes them)")
+     << "\n";
+  os << "Batch size:  " << p.batch << " per rank, " << p.batch * np << " global\n";
+  std::snprintf(line, sizeof line, "%s x %.3g (batch %d/%d) => %.1f ms/step (fwd %.1f, bwd %.1f)",
+                (o.gpu.empty() ? t.reference_gpu : o.gpu).c_str(), p.time_scale, p.batch,
+                t.reference_batch, p.step_s * 1e3, p.fwd_s * 1e3, p.bwd_s * 1e3);
+  os << "Compute:     " << line << " (emulated)\n";
+  os << "Ranks:       " << np << (mpi ? " (Open MPI)" : " (in-process)") << "\n";
+  std::snprintf(line, sizeof line, "fusion %s, cycle %g ms, cache %lld, allreduce %s%s",
+                mib(static_cast<double>(c.fusion_threshold)).c_str(), c.cycle_time_ms,
+                static_cast<long long>(c.cache_capacity), c.allreduce_algorithm.c_str(),
+                c.hierarchical_allreduce ? " (hierarchical)" : "");
+  os << "Knobs:       " << line << "\n";
+  os << "Steps:       " << o.warmup << " warm-up + " << o.steps << " measured\n\n";
+  std::cout << os.str() << std::flush;
+}
+
+void print_summary(const report::RunRecord& r) {
+  std::printf("%s np=%d%s: %.1f +- %.1f images/s (95%% interval)", r.model.c_str(), r.np,
+              r.label.empty() ? "" : (" [" + r.label + "]").c_str(), r.images_per_sec,
+              r.images_per_sec_ci95);
+  if (r.images_per_sec_single > 0)
+    std::printf(", scaling efficiency %.1f%% (1 rank: %.1f images/s)",
+                100 * r.scaling_efficiency, r.images_per_sec_single);
+  std::printf("\n");
+  for (const auto& c : r.collectives) {
+    std::printf("  %s: %lld calls, %s, executing %.3f s: algbw %.3f GB/s, busbw %.3f GB/s\n",
+                c.op.c_str(), static_cast<long long>(c.calls),
+                mib(static_cast<double>(c.bytes)).c_str(), c.time_s, c.algbw_gbps, c.busbw_gbps);
+  }
+}
+
+struct Progress {
+  const char* what;
+  const Options& o;
+  bool enabled;
+  void operator()(int step, const replay::StepSample& s) const {
+    if (!enabled) return;
+    const bool warm = step < o.warmup;
+    std::fprintf(stderr, "hvdbench: %s step %d/%d%s: %.1f ms (compute %.1f, exposed %.1f)\n",
+                 what, warm ? step + 1 : step - o.warmup + 1, warm ? o.warmup : o.steps,
+                 warm ? " (warm-up)" : "", s.step_s * 1e3, s.compute_s * 1e3,
+                 s.exposed_comm_s * 1e3);
+  }
+};
+
+// Gathers every rank's measured samples (and allreduce execution time) on every rank.
+Status gather_samples(Runtime& rt, const replay::ReplayResult& mine, WorldSamples* out) {
+  const size_t n = mine.steps.size();
+  std::vector<double> row;
+  for (const auto& s : mine.steps)
+    row.insert(row.end(), {s.step_s, s.compute_s, s.exposed_comm_s, s.negotiation_s});
+  row.push_back(mine.allreduce_time_s);
+  Tensor t{row.data(), DataType::kFloat64, {1, static_cast<int64_t>(row.size())}};
+  Handle h = rt.allgather_async("hvdbench.samples", t);
+  Status s = h->wait();
+  if (!s.ok()) return s;
+  const auto* all = static_cast<const double*>(h->output());
+  const size_t ranks = h->output_bytes() / (row.size() * sizeof(double));
+  out->samples.assign(ranks, {});
+  out->allreduce_time_s.assign(ranks, 0);
+  for (size_t r = 0; r < ranks; ++r) {
+    const double* x = all + r * row.size();
+    for (size_t i = 0; i < n; ++i)
+      out->samples[r].push_back({x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3]});
+    out->allreduce_time_s[r] = x[4 * n];
+  }
+  return Status::OK();
+}
+
+// Runs the replay on a started runtime; fills the world's samples.
+Status replay_on(RankRuntime& rr, const wl::StepPlan& plan, const Options& o, const char* what,
+                 bool progress, replay::ReplayResult* mine, WorldSamples* world) {
+  replay::ReplayOptions ro;
+  ro.warmup_steps = o.warmup;
+  ro.steps = o.steps;
+  ro.ensemble = o.ensemble;
+  ro.optimizer_s = o.optimizer_ms * 1e-3;
+  ro.timeline = rr.timeline();
+  ro.time_origin = rr.origin();
+  ro.on_step = Progress{what, o, progress};
+  Status s = replay::replay_training(rr.runtime(), rr.platform(), plan, ro, mine);
+  if (!s.ok()) return s;
+  return gather_samples(rr.runtime(), *mine, world);
+}
+
+// The 1-rank baseline in this process (in-process backend, no timeline).
+Status run_baseline(const wl::ModelTrace& trace, const wl::StepPlan& plan, const Options& o,
+                    Config cfg, bool progress, report::RunRecord* rec) {
+  cfg.timeline.clear();
+  std::unique_ptr<RankRuntime> rr;
+  Status s = RankRuntime::start(WorldKind::kLocalSingle, cfg, 0, &rr);
+  if (!s.ok()) return s;
+  replay::ReplayResult mine;
+  WorldSamples world;
+  s = replay_on(*rr, plan, o, "1-rank baseline", progress, &mine, &world);
+  Status d = rr->shutdown();
+  if (!s.ok()) return s;
+  if (!d.ok()) return d;
+  *rec = summarise_run(o, trace, plan, world, mine, 0);
+  rec->knobs = report_knobs(cfg);
+  return Status::OK();
+}
+
+int fail(const std::string& what, const Status& s, bool mpi) {
+  std::cerr << "hvdbench: " << what << ": " << s.message() << "\n";
+#ifdef HVD_HAVE_MPI
+  int size = 1;
+  if (mpi) MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (mpi && size > 1) abort_mpi(kExitRuntimeFailure);  // never leave peers waiting
+  if (mpi) finalize_mpi();
+#else
+  (void)mpi;
+#endif
+  return kExitRuntimeFailure;
+}
+
+#ifdef HVD_HAVE_MPI
+// Broadcasts rank 0's value while the others wait without spinning (rank 0 may be busy
+// measuring the baseline on the cores they share).
+double bcast_idle(double v) {
+  MPI_Request req;
+  MPI_Ibcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &req);
+  int done = 0;
+  while (MPI_Test(&req, &done, MPI_STATUS_IGNORE), !done)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return v;
+}
+#endif
+
+}  // namespace
+
+report::RunRecord summarise_run(const Options& o, const wl::ModelTrace& trace,
+                                const wl::StepPlan& plan, const WorldSamples& world,
+                                const replay::ReplayResult& mine, double single_rate) {
+  report::RunRecord r;
+  const int np = static_cast<int>(world.samples.size());
+  const size_t n = world.samples.empty() ? 0 : world.samples[0].size();
+  r.model = trace.name;
+  r.np = np;
+  r.batch_size = plan.batch;
+  r.gpu = o.gpu.empty() ? trace.reference_gpu : o.gpu;
+  r.label = o.label.empty() && o.ensemble ? "ensemble" : o.label;
+  r.steps = static_cast<int>(n);
+  std::vector<double> rates;
+  for (size_t i = 0; i < n; ++i) {
+    size_t slowest = 0;
+    for (size_t k = 1; k < world.samples.size(); ++k)
+      if (world.samples[k][i].step_s > world.samples[slowest][i].step_s) slowest = k;
+    const replay::StepSample& s = world.samples[slowest][i];
+    r.step_time_s += s.step_s / n;
+    r.compute_s += s.compute_s / n;
+    r.exposed_comm_s += s.exposed_comm_s / n;
+    r.negotiation_s += s.negotiation_s / n;
+    rates.push_back(np * plan.batch / s.step_s);
+  }
+  r.images_per_sec = r.step_time_s > 0 ? np * plan.batch / r.step_time_s : 0;
+  if (rates.size() > 1) {
+    double mean = 0, var = 0;
+    for (double x : rates) mean += x / rates.size();
+    for (double x : rates) var += (x - mean) * (x - mean) / (rates.size() - 1);
+    r.images_per_sec_ci95 = 1.96 * std::sqrt(var / rates.size());
+  }
+  r.images_per_sec_single = single_rate > 0 ? single_rate : (np == 1 ? r.images_per_sec : 0);
+  if (r.images_per_sec_single > 0)
+    r.scaling_efficiency = r.images_per_sec / (np * r.images_per_sec_single);
+  report::CollectiveRecord c;
+  if (!o.ensemble) {
+    c.op = "allreduce";
+    c.calls = mine.allreduce_calls * static_cast<int64_t>(n);
+    c.bytes = mine.allreduce_bytes * static_cast<int64_t>(n);
+    for (double t : world.allreduce_time_s) c.time_s = std::max(c.time_s, t * n);
+  } else if (!plan.tensors.empty()) {
+    c.op = "broadcast";  // the one exchange of an ensemble, after training (not timed)
+    c.calls = 1;
+    c.bytes = plan.tensors[0].bytes;
+  }
+  if (!c.op.empty()) {
+    report::fill_bandwidth(&c, np);
+    r.collectives.push_back(c);
+  }
+  return r;
+}
+
+int run_model_mode(const Options& o, bool mpi) {
+  wl::Result<wl::ModelTrace> trace = wl::find_model(o.model);
+  if (!trace) {
+    std::cerr << "hvdbench: " << trace.error() << "\n";
+    return kExitBadInput;
+  }
+  wl::Result<wl::StepPlan> plan = plan_for(*trace, o);
+  if (!plan) {
+    std::cerr << "hvdbench: " << plan.error() << "\n";
+    return kExitBadInput;
+  }
+  Config cfg;
+  Status s = Config::from_process_env(&cfg);
+  if (s.ok()) s = cfg.validate();
+  if (!s.ok()) {
+    std::cerr << "hvdbench: runtime knobs: " << s.message() << "\n";
+    return kExitBadInput;
+  }
+  int rank = 0, size = 1;
+  double origin = 0;
+#ifdef HVD_HAVE_MPI
+  if (mpi) {
+    s = init_mpi(nullptr, nullptr);
+    if (!s.ok()) return fail("MPI start-up", s, false);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+  }
+#else
+  if (mpi) return fail("MPI world", Status::Precondition("hvdbench was built without MPI"), false);
+#endif
+  const bool progress =
+      rank == 0 && !o.quiet && plan->step_s * (o.warmup + o.steps) > 3.0;
+  if (rank == 0) print_banner(o, *trace, *plan, cfg, size, mpi);
+
+  std::vector<report::RunRecord> records;
+  double single = o.single_rate;
+  if (size > 1 && single == 0 && !o.no_baseline) {
+    report::RunRecord base;
+    if (rank == 0) {
+      s = run_baseline(*trace, *plan, o, cfg, progress, &base);
+      if (!s.ok()) std::cerr << "hvdbench: 1-rank baseline: " << s.message() << "\n";
+      single = s.ok() ? base.images_per_sec : -1;
+      if (s.ok()) records.push_back(base);
+    }
+#ifdef HVD_HAVE_MPI
+    single = bcast_idle(single);
+#endif
+    if (single < 0) return fail("1-rank baseline", Status::Aborted("failed on rank 0"), mpi);
+  }
+#ifdef HVD_HAVE_MPI
+  if (mpi) {  // one timeline origin for every rank: rank 0's clock (one host: one clock)
+    MPI_Barrier(MPI_COMM_WORLD);
+    double now = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now().time_since_epoch()).count();
+    MPI_Bcast(&now, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    origin = now;
+  }
+#endif
+  std::unique_ptr<RankRuntime> rr;
+  s = RankRuntime::start(mpi ? WorldKind::kMpi : WorldKind::kLocalSingle, cfg, origin, &rr);
+  if (!s.ok()) return fail("runtime start", s, mpi);
+  replay::ReplayResult mine;
+  WorldSamples world;
+  s = replay_on(*rr, *plan, o, size > 1 ? "training" : "1 rank", progress, &mine, &world);
+  if (!s.ok()) return fail("replay", s, mpi);
+  s = rr->shutdown();
+  if (!s.ok()) return fail("runtime shutdown", s, mpi);
+  rr.reset();
+  int code = kExitOk;
+  if (rank == 0) {
+    records.push_back(summarise_run(o, *trace, *plan, world, mine, single));
+    records.back().knobs = report_knobs(cfg);
+    std::cout << report::format_table(records) << "\n";
+    for (const auto& r : records) print_summary(r);
+    std::cout << std::flush;
+    if (!o.report.empty()) {
+      s = report::write_report(o.report, "hvdbench", o.model, records);
+      if (!s.ok()) {
+        std::cerr << "hvdbench: " << s.message() << "\n";
+        code = kExitRuntimeFailure;
+      }
+    }
+  }
+#ifdef HVD_HAVE_MPI
+  if (mpi) finalize_mpi();
+#endif
+  return code;
+}
+
+}  // namespace hvd::bench

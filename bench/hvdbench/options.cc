@@ -1,0 +1,304 @@
+#include "options.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <sstream>
+
+#include "core/units.h"
+#include "hvd/config.h"
+#include "hvd/types.h"
+
+namespace hvd::bench {
+
+namespace {
+
+const char* kDescription =
+    "hvdbench: Horovod-style benchmarks of the hvd runtime.\n"
+    "\n"
+    "Model mode replays training steps of a model (tf_cnn_benchmarks-style): forward, backward\n"
+    "layer by layer with each gradient allreduced asynchronously as soon as it is ready,\n"
+    "optimizer. Compute is emulated (sleep of the reference GPU time, scaled by --gpu and\n"
+    "--compute-scale), so communication overlaps compute as in real training. It prints\n"
+    "images/s (mean and 95 % interval), scaling efficiency against a 1-rank baseline run by the\n"
+    "same binary, and the step time split into compute, exposed communication and negotiation.\n"
+    "\n"
+    "Collective mode (--collective) sweeps message sizes like nccl-tests and prints time,\n"
+    "algbw and busbw of the hvd runtime (full API: negotiation included), of the raw MPI\n"
+    "collective, and of a ring-neighbour MPI_Sendrecv exchange (the ring's physical limit).\n"
+    "\n"
+    "Launching: -np N on one host re-runs hvdbench under Open MPI's mpirun (localhost,\n"
+    "--bind-to none, --oversubscribe when N > cores); -H/--hostfile pass hosts on. Started by\n"
+    "an outer mpirun (OMPI_COMM_WORLD_SIZE set) it uses that world. Runtime knob flags become\n"
+    "HVD_* environment variables of the ranks (HVD_*/HOROVOD_* set by hand work too).\n";
+
+const char* kFooter =
+    "\nExamples:\n"
+    "  hvdbench --list-models\n"
+    "  hvdbench --model resnet101 -np 8 --report resnet101.json\n"
+    "  hvdbench --model resnet50 -np 4 --gpu V100 --batch-size 32 --steps 20\n"
+    "  hvdbench --model vgg16 -np 4 --fusion-threshold-mb 64 --cycle-time-ms 5 \\\n"
+    "           --timeline-filename /tmp/vgg16.json\n"
+    "  hvdbench --model my_model.json -np 2 --compute-scale 0.5\n"
+    "  mpirun -np 16 -H a:8,b:8 hvdbench --model inception3\n"
+    "  hvdbench --collective allreduce -b 8 -e 256M -f 2 -np 4 --check\n"
+    "  hvdbench --collective allgather -b 1K -e 64M --dtype float16 -np 2 --algorithm ring\n"
+    "\n"
+    "Exit codes: 0 success, 1 runtime failure, 2 bad input.\n"
+    "Report (--report FILE): JSON as in docs/formats.md plus FILE with .csv, written by rank 0.\n";
+
+const std::vector<std::string> kCollectives = {"allreduce", "allgather", "broadcast", "alltoall",
+                                               "reducescatter"};
+
+// Knob flags: value holders filled by CLI11, turned into HVD_* variables after parsing.
+struct KnobFlags {
+  double fusion_threshold_mb = -1;
+  double cycle_time_ms = -1;
+  int64_t cache_capacity = -1;
+  bool hierarchical_allreduce = false;
+  bool hierarchical_allgather = false;
+  std::string timeline;
+  bool timeline_mark_cycles = false;
+  bool autotune = false;
+  std::string allreduce_algorithm;
+  std::string log_level;
+  // Raw size strings of collective mode (parsed by parse_size for nccl-tests spellings).
+  std::string min_bytes = "32M";
+  std::string max_bytes = "32M";
+};
+
+std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
+  auto app = std::make_unique<CLI::App>(kDescription, "hvdbench");
+  app->footer(kFooter);
+  app->get_formatter()->column_width(34);
+  const char* what = "What to run";
+  app->add_option("--model", o->model, "builtin model name or path to a .json model trace")
+      ->group(what);
+  app->add_flag("--list-models", o->list_models, "list the builtin models and exit")->group(what);
+  app->add_option("--collective", o->collective,
+                  "collective mode: allreduce|allgather|broadcast|alltoall|reducescatter")
+      ->group(what);
+
+  const char* where = "Launch (horovodrun-style)";
+  app->add_option("--np", o->np, "number of ranks (also spelled -np); default 1")->group(where);
+  app->add_option("-H,--hosts", o->hosts, "hosts and slots, e.g. host1:4,host2:4")->group(where);
+  app->add_option("--hostfile", o->hostfile, "Open MPI hostfile")->group(where);
+  app->add_option("--mpi-args", o->mpi_args, "extra arguments for mpirun (one string)")
+      ->group(where);
+
+  const char* model = "Model mode";
+  app->add_option("--gpu", o->gpu, "scale compute from the trace's reference GPU to this one")
+      ->group(model);
+  app->add_option("--compute-scale", o->compute_scale,
+                  "multiply compute times by this (default 1; with --gpu: on top)")
+      ->group(model);
+  app->add_option("--batch-size", o->batch_size, "per-rank batch (default: the trace's)")
+      ->group(model);
+  app->add_option("--warmup", o->warmup, "warm-up steps (default 2)")->group(model);
+  app->add_option("--steps", o->steps, "measured steps (default 10)")->group(model);
+  app->add_flag("--ensemble", o->ensemble,
+                "every rank trains its own model: no gradient exchange, one final broadcast")
+      ->group(model);
+  app->add_option("--single-rate", o->single_rate,
+                  "images/s of one rank for the efficiency (default: measure it)")
+      ->group(model);
+  app->add_flag("--no-baseline", o->no_baseline, "skip the 1-rank baseline (no efficiency)")
+      ->group(model);
+  app->add_option("--optimizer-ms", o->optimizer_ms, "optimizer compute per step (default 0)")
+      ->group(model);
+  app->add_option("--report", o->report, "write the report as JSON here (and .csv next to it)")
+      ->group(model);
+  app->add_option("--label", o->label, "label of the run in the report")->group(model);
+  app->add_flag("-q,--quiet", o->quiet, "no progress lines on stderr")->group(model);
+
+  const char* coll = "Collective mode (nccl-tests style)";
+  app->add_option("-b,--minbytes", k->min_bytes, "smallest size (e.g. 8, 4K, 1M; default 32M)")
+      ->group(coll);
+  app->add_option("-e,--maxbytes", k->max_bytes, "largest size (default 32M)")->group(coll);
+  app->add_option("-f,--stepfactor", o->step_factor, "size multiplier between steps (>= 2)")
+      ->group(coll);
+  app->add_option("--dtype", o->dtype,
+                  "uint8|int8|int32|int64|float16|bfloat16|float32|float64 (default float32)")
+      ->group(coll);
+  app->add_option("--op", o->op, "sum|average|min|max|product (default sum)")->group(coll);
+  app->add_flag("-c,--check", o->check, "verify results (#wrong column)")->group(coll);
+  app->add_option("-n,--iters", o->iters, "timed iterations per size (default 20)")->group(coll);
+  app->add_option("-w,--warmup-iters", o->warmup_iters, "warm-up iterations (default 5)")
+      ->group(coll);
+
+  const char* knobs = "Runtime knobs (become HVD_* variables)";
+  app->add_option("--fusion-threshold-mb", k->fusion_threshold_mb,
+                  "tensor fusion buffer in MiB (default 128; 0 disables fusion)")
+      ->group(knobs);
+  app->add_option("--cycle-time-ms", k->cycle_time_ms,
+                  "background cycle time (default 1; collective mode 0.1)")
+      ->group(knobs);
+  app->add_option("--cache-capacity", k->cache_capacity, "response cache entries (0 disables)")
+      ->group(knobs);
+  app->add_flag("--hierarchical-allreduce", k->hierarchical_allreduce,
+                "allreduce inside nodes, then across")
+      ->group(knobs);
+  app->add_flag("--hierarchical-allgather", k->hierarchical_allgather,
+                "allgather inside nodes, then across")
+      ->group(knobs);
+  app->add_option("--timeline-filename", k->timeline, "Chrome-trace timeline (per-rank files)")
+      ->group(knobs);
+  app->add_flag("--timeline-mark-cycles", k->timeline_mark_cycles, "mark cycles in the timeline")
+      ->group(knobs);
+  app->add_flag("--autotune", k->autotune, "pass HVD_AUTOTUNE=1 (the autotuner is future work)")
+      ->group(knobs);
+  app->add_option("--allreduce-algorithm,--algorithm", k->allreduce_algorithm,
+                  "auto|ring|rhd|hierarchical|native")
+      ->group(knobs);
+  app->add_option("--log-level", k->log_level, "trace|debug|info|warning|error")->group(knobs);
+  return app;
+}
+
+// horovodrun spells the rank count "-np"; CLI11 would read that as "-n -p".
+std::vector<std::string> normalise_args(int argc, const char* const* argv) {
+  std::vector<std::string> out;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-np") a = "--np";
+    else if (a.rfind("-np=", 0) == 0) a = "-" + a;
+    out.push_back(a);
+  }
+  return out;
+}
+
+std::string fmt_number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+// Turns the knob flags into HVD_* variables and checks them with the runtime's own rules.
+std::string collect_knobs(const KnobFlags& k, Options* o) {
+  auto& env = o->knob_env;
+  if (k.fusion_threshold_mb >= 0)
+    env["HVD_FUSION_THRESHOLD"] =
+        std::to_string(static_cast<int64_t>(k.fusion_threshold_mb * 1048576.0));
+  else if (k.fusion_threshold_mb != -1)
+    return "--fusion-threshold-mb must be >= 0";
+  if (k.cycle_time_ms != -1) env["HVD_CYCLE_TIME"] = fmt_number(k.cycle_time_ms);
+  if (k.cache_capacity != -1) env["HVD_CACHE_CAPACITY"] = std::to_string(k.cache_capacity);
+  if (k.hierarchical_allreduce) env["HVD_HIERARCHICAL_ALLREDUCE"] = "1";
+  if (k.hierarchical_allgather) env["HVD_HIERARCHICAL_ALLGATHER"] = "1";
+  if (!k.timeline.empty()) env["HVD_TIMELINE"] = k.timeline;
+  if (k.timeline_mark_cycles) env["HVD_TIMELINE_MARK_CYCLES"] = "1";
+  if (k.autotune) env["HVD_AUTOTUNE"] = "1";
+  if (!k.allreduce_algorithm.empty()) env["HVD_ALLREDUCE_ALGORITHM"] = k.allreduce_algorithm;
+  if (!k.log_level.empty()) env["HVD_LOG_LEVEL"] = k.log_level;
+  Config c;
+  for (const auto& [name, value] : env) {
+    Status s = c.set(name, value);
+    if (!s.ok()) return s.message();
+  }
+  Status s = c.validate();
+  return s.ok() ? "" : s.message();
+}
+
+std::string check_model_mode(const Options& o) {
+  if (o.np < 1) return "-np must be at least 1 (got " + std::to_string(o.np) + ")";
+  if (o.steps < 1) return "--steps must be at least 1 (got " + std::to_string(o.steps) + ")";
+  if (o.warmup < 0) return "--warmup must be >= 0 (got " + std::to_string(o.warmup) + ")";
+  if (o.batch_size < 0) return "--batch-size must be > 0 (got " + std::to_string(o.batch_size) + ")";
+  if (!(o.compute_scale > 0)) return "--compute-scale must be > 0 (got " + fmt_number(o.compute_scale) + ")";
+  if (o.single_rate < 0) return "--single-rate must be > 0 (got " + fmt_number(o.single_rate) + ")";
+  if (o.optimizer_ms < 0) return "--optimizer-ms must be >= 0";
+  return "";
+}
+
+std::string check_collective_mode(const KnobFlags& k, Options* o) {
+  if (std::find(kCollectives.begin(), kCollectives.end(), o->collective) == kCollectives.end())
+    return "unknown collective '" + o->collective +
+           "'; expected allreduce, allgather, broadcast, alltoall or reducescatter";
+  if (!parse_dtype(o->dtype))
+    return "unknown dtype '" + o->dtype +
+           "'; expected uint8, int8, int32, int64, float16, bfloat16, float32 or float64";
+  if (!parse_op(o->op))
+    return "unknown op '" + o->op + "'; expected sum, average, min, max or product";
+  auto b = parse_size(k.min_bytes);
+  if (!b) return "-b/--minbytes: '" + k.min_bytes + "' is not a size (e.g. 8, 4K, 1M, 2G)";
+  auto e = parse_size(k.max_bytes);
+  if (!e) return "-e/--maxbytes: '" + k.max_bytes + "' is not a size (e.g. 8, 4K, 1M, 2G)";
+  if (*b < 1) return "-b/--minbytes must be at least 1 byte";
+  if (*b > *e)
+    return "-b " + k.min_bytes + " is larger than -e " + k.max_bytes + " (empty size range)";
+  if (o->step_factor < 2)
+    return "-f/--stepfactor must be at least 2 (got " + std::to_string(o->step_factor) + ")";
+  if (o->iters < 1) return "-n/--iters must be at least 1";
+  if (o->warmup_iters < 0) return "-w/--warmup-iters must be >= 0";
+  if (o->np < 1) return "-np must be at least 1 (got " + std::to_string(o->np) + ")";
+  o->min_bytes = *b;
+  o->max_bytes = *e;
+  return "";
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_size(const std::string& text) {
+  std::string t = text;
+  // nccl-tests accepts 8k/8K, 1m/1M, 1g/1G (binary multiples).
+  if (!t.empty() && std::string("kmgt").find(t.back()) != std::string::npos)
+    t.back() = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
+  return parse_bytes(t);
+}
+
+std::vector<int64_t> size_sweep(int64_t min_bytes, int64_t max_bytes, int64_t factor) {
+  std::vector<int64_t> out;
+  for (int64_t s = min_bytes; s <= max_bytes; s *= factor) {
+    out.push_back(s);
+    if (s > max_bytes / factor) break;
+  }
+  return out;
+}
+
+std::string usage_text() {
+  Options o;
+  KnobFlags k;
+  return make_app(&o, &k)->help();
+}
+
+ParseResult parse_options(int argc, const char* const* argv, Options* out) {
+  Options o;
+  KnobFlags k;
+  auto app = make_app(&o, &k);
+  std::vector<std::string> args = normalise_args(argc, argv);
+  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
+  try {
+    app->parse(args);
+  } catch (const CLI::CallForHelp&) {
+    return {kExitOk, app->help()};
+  } catch (const CLI::CallForAllHelp&) {
+    return {kExitOk, app->help()};
+  } catch (const CLI::ParseError& e) {
+    return {kExitBadInput, e.what()};
+  }
+  o.np_given = app->count("--np") > 0;
+  ParseResult bad{kExitBadInput, ""};
+  if (o.list_models) {
+    *out = o;
+    return {};
+  }
+  if (!o.collective.empty() && !o.model.empty()) {
+    bad.message = "--model and --collective are two modes; give one of them";
+    return bad;
+  }
+  if (o.collective.empty() && o.model.empty()) {
+    bad.message = "nothing to run: give --model NAME, --collective OP or --list-models (see --help)";
+    return bad;
+  }
+  if (!o.hosts.empty() && !o.hostfile.empty()) {
+    bad.message = "-H/--hosts and --hostfile are exclusive";
+    return bad;
+  }
+  bad.message = o.collective.empty() ? check_model_mode(o) : check_collective_mode(k, &o);
+  if (bad.message.empty()) bad.message = collect_knobs(k, &o);
+  if (!bad.message.empty()) return bad;
+  *out = o;
+  return {};
+}
+
+}  // namespace hvd::bench

@@ -1,0 +1,67 @@
+#include "backends/nccl/nccl_bootstrap.h"
+
+#include <string>
+
+namespace hvd::nccl {
+namespace {
+
+Status send_frame(Transport& t, int peer, const BootstrapMessage& m) {
+  const std::vector<uint8_t> f = encode_bootstrap(m);
+  return send(t, peer, f.data(), f.size(), kTagSplit);
+}
+
+Status recv_frame(Transport& t, int peer, uint64_t generation, BootstrapMessage* m) {
+  std::vector<uint8_t> f(kBootstrapFrameBytes);
+  Status s = recv(t, peer, f.data(), f.size(), kTagSplit);
+  if (!s.ok()) return s;
+  return decode_bootstrap(f, generation, m);
+}
+
+}  // namespace
+
+Status share_unique_id(Transport& t, uint64_t generation, const Status& local,
+                       const std::function<Status(UniqueIdBytes*)>& make_id, UniqueIdBytes* id) {
+  const TreeLinks links = bootstrap_tree(t.rank(), t.size());
+  BootstrapMessage up;
+  up.generation = generation;
+  up.ok = local.ok();
+  if (!local.ok()) up.error = "rank " + std::to_string(t.rank()) + ": " + local.message();
+  // Up: a subtree reports the first failure it saw (its own, else a child's).
+  for (int c : links.children) {
+    BootstrapMessage m;
+    Status s = recv_frame(t, c, generation, &m);
+    if (!s.ok()) return s;
+    if (!m.ok && up.ok) {
+      up.ok = false;
+      up.error = m.error;
+    }
+  }
+  BootstrapMessage down;
+  if (links.parent >= 0) {
+    Status s = send_frame(t, links.parent, up);
+    if (s.ok()) s = recv_frame(t, links.parent, generation, &down);
+    if (!s.ok()) return s;
+  } else {
+    down = up;
+    if (down.ok && make_id) {
+      Status s = make_id(&down.id);
+      if (!s.ok()) {
+        down.ok = false;
+        down.error = "rank 0: " + s.message();
+      }
+    }
+  }
+  for (int c : links.children) {
+    Status s = send_frame(t, c, down);
+    if (!s.ok()) return s;
+  }
+  if (!down.ok) return Status::Internal("NCCL communicator set-up failed on " + down.error);
+  if (id) *id = down.id;
+  return Status::OK();
+}
+
+Status agree(Transport& t, uint64_t generation, const Status& local) {
+  return share_unique_id(t, generation, local, nullptr, nullptr);
+}
+
+}  // namespace hvd::nccl

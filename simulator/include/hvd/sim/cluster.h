@@ -1,0 +1,70 @@
+// What a simulated cluster is made of: servers of GPUs, the links inside a server, the
+// network between servers, and the cost of device memory operations. Built from a
+// scenario (scenario.h) or directly by tests. All bandwidths are bytes per second, all
+// latencies seconds.
+#pragma once
+
+#include <string>
+
+namespace hvd::sim {
+
+/// Links inside one server.
+struct IntraNodeSpec {
+  std::string type = "pcie";  ///< "pcie" (tree through the PCIe switch) or "nvlink" (all-to-all)
+  double bandwidth = 0;       ///< per GPU and direction; 0: the GPU catalogue's figure
+  double latency = 1e-6;      ///< one hop GPU -> switch
+};
+
+/// The network joining the servers.
+struct NetworkSpec {
+  std::string topology = "star";    ///< "star" (one switch), "fat_tree" (two levels), "torus"
+  double bandwidth = 25e9 / 8;      ///< line rate of one NIC, per direction
+  double latency = 5e-6;            ///< one-way wire + switch latency between two NICs
+  std::string nic = "per_server";   ///< "per_server" (one NIC shared by the GPUs) or "per_gpu"
+  std::string protocol = "roce";    ///< "roce", "infiniband" or "tcp": sets the two below
+  double efficiency = -1;           ///< achievable fraction of the line rate (-1: protocol default)
+  double message_overhead = -1;     ///< software cost per inter-node message, s (-1: default)
+  int servers_per_switch = 16;      ///< fat_tree: servers under one leaf switch
+  double oversubscription = 1;      ///< fat_tree: leaf down-bandwidth / up-bandwidth
+  std::string torus_dims;           ///< torus: "8x4x4" (product = nodes)
+
+  /// The efficiency in effect (explicit, or the protocol's default).
+  double effective_efficiency() const;
+  /// The per-message overhead in effect.
+  double effective_overhead() const;
+};
+
+/// The whole machine.
+struct ClusterSpec {
+  int nodes = 1;                 ///< servers
+  int gpus_per_node = 1;         ///< GPUs per server (one rank each)
+  std::string gpu = "P100";      ///< GPU catalogue name
+  IntraNodeSpec intra;           ///< inside a server
+  NetworkSpec network;           ///< between servers
+  std::string platform_file;     ///< a SimGrid platform XML instead of the above ("" = build)
+
+  /// Total GPUs.
+  int gpus() const { return nodes * gpus_per_node; }
+};
+
+/// What device memory operations cost (simulated time on the rank's actor).
+struct DeviceCostSpec {
+  double copy_bandwidth = 0;        ///< bytes/s of a device memcpy (0: free)
+  double reduce_bandwidth = 0;      ///< bytes/s of reduced data (0: free)
+  bool host_staged = false;         ///< gradients staged through host memory over PCIe
+  double pcie_bandwidth = 12e9;     ///< host staging: device<->host copy rate
+  double host_reduce_bandwidth = 5e9;  ///< host staging: CPU reduction rate
+};
+
+/// SimGrid modelling choices.
+struct SimModelSpec {
+  std::string network_model = "CM02";  ///< SimGrid network model (CM02: plain alpha-beta sharing)
+  bool cross_traffic = false;          ///< model TCP ACK cross-traffic
+  int stack_kib = 256;                 ///< stack of each simulated actor
+};
+
+/// Protocol defaults: {efficiency, per-message overhead} for "roce", "infiniband", "tcp";
+/// false if unknown.
+bool protocol_defaults(const std::string& protocol, double* efficiency, double* overhead);
+
+}  // namespace hvd::sim

@@ -1,0 +1,77 @@
+// Platform over SimGrid: the simulated clock, S4U actors for background activities and
+// S4U mutexes / condition variables. Every wait blocks in simulated time only.
+#include <mutex>
+
+#include "seams.h"
+
+namespace hvd::sim {
+namespace {
+
+class SimMutex final : public Mutex {
+ public:
+  void lock() override { m_->lock(); }
+  void unlock() override { m_->unlock(); }
+  sg4::Mutex& native() { return *m_; }
+
+ private:
+  sg4::MutexPtr m_ = sg4::Mutex::create();
+};
+
+class SimCondVar final : public CondVar {
+ public:
+  void wait(Mutex& m) override {
+    std::unique_lock<sg4::Mutex> lk(static_cast<SimMutex&>(m).native(), std::adopt_lock);
+    cv_->wait(lk);
+    lk.release();
+  }
+  bool wait_until(Mutex& m, double deadline_s) override {
+    std::unique_lock<sg4::Mutex> lk(static_cast<SimMutex&>(m).native(), std::adopt_lock);
+    bool ok = true;
+    if (deadline_s > 1e15) cv_->wait(lk);
+    else ok = cv_->wait_until(lk, deadline_s) == std::cv_status::no_timeout;
+    lk.release();
+    return ok;
+  }
+  void notify_all() override { cv_->notify_all(); }
+
+ private:
+  sg4::ConditionVariablePtr cv_ = sg4::ConditionVariable::create();
+};
+
+class SimActivity final : public Activity {
+ public:
+  explicit SimActivity(sg4::ActorPtr a) : actor_(std::move(a)) {}
+  ~SimActivity() override { join(); }
+  void join() override {
+    if (actor_) actor_->join();
+    actor_ = nullptr;
+  }
+
+ private:
+  sg4::ActorPtr actor_;
+};
+
+class SimPlatform final : public Platform {
+ public:
+  double now() override { return sg4::Engine::get_clock(); }
+  void sleep_for(double s) override {
+    if (s > 0) sg4::this_actor::sleep_for(s);
+  }
+  void compute(double s) override {
+    // GPU kernels: the framework thread waits; the host CPU (other actors) runs on.
+    sleep_for(s);
+  }
+  std::unique_ptr<Mutex> make_mutex() override { return std::make_unique<SimMutex>(); }
+  std::unique_ptr<CondVar> make_condvar() override { return std::make_unique<SimCondVar>(); }
+  std::unique_ptr<Activity> spawn(const std::string& name, std::function<void()> fn) override {
+    return std::make_unique<SimActivity>(
+        sg4::Actor::create(name, sg4::this_actor::get_host(), std::move(fn)));
+  }
+  void yield() override { sg4::this_actor::yield(); }
+};
+
+}  // namespace
+
+std::unique_ptr<Platform> make_sim_platform() { return std::make_unique<SimPlatform>(); }
+
+}  // namespace hvd::sim
