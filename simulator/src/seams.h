@@ -38,6 +38,8 @@ class SimFabric {
   SimFabric(std::vector<sg4::Host*> hosts, std::vector<int> node, bool with_data);
   /// Host of world rank r.
   sg4::Host* host(int r) const { return hosts_[static_cast<size_t>(r)]; }
+  /// Number of world ranks.
+  int size() const { return static_cast<int>(hosts_.size()); }
   /// Node index of world rank r.
   int node_of(int r) const { return node_[static_cast<size_t>(r)]; }
   /// True when messages carry real bytes.

@@ -327,3 +327,43 @@ TEST(Start, RanksWithDifferentKnobsAllFailClearly) {
 
 }  // namespace
 }  // namespace hvd
+
+namespace hvd {
+namespace {
+
+// Fused responses run the ring over the tensors in place (host memory); scale factors,
+// averaging and a joined rank's identity must still apply to every piece.
+TEST(Fusion, InPlaceFusedPiecesWithScalesAverageAndJoin) {
+  for (const char* alg : {"ring", "rhd"}) {
+    Config cfg = test::fast_config();
+    cfg.cycle_time_ms = 5;
+    cfg.allreduce_algorithm = alg;
+    Status s = run_local(4, cfg, [](Runtime& rt) {
+      if (rt.rank() == 3) {  // rank 3 has no data: it joins and contributes zeros
+        ASSERT_TRUE(rt.join().ok());
+        return;
+      }
+      std::vector<std::vector<float>> in(30), out(30);
+      std::vector<Handle> hs;
+      for (int i = 0; i < 30; ++i) {
+        in[i].assign(static_cast<size_t>(7 + i), static_cast<float>(rt.rank() + i));
+        out[i].assign(in[i].size(), -1.0f);
+        Tensor ti{in[i].data(), DataType::kFloat32, {static_cast<int64_t>(in[i].size())}};
+        Tensor to{out[i].data(), DataType::kFloat32, {static_cast<int64_t>(in[i].size())}};
+        hs.push_back(rt.allreduce_async("p" + std::to_string(i), ti, to, ReduceOp::kAverage, 2.0, 3.0));
+      }
+      for (int i = 0; i < 30; ++i) {
+        ASSERT_TRUE(hs[static_cast<size_t>(i)]->wait().ok());
+        // ranks 0..2 contribute r + i, rank 3 zero: avg over 4 ranks, × 2 × 3.
+        const float want = 6.0f * static_cast<float>(3 * i + 3) / 4.0f;
+        for (float x : out[static_cast<size_t>(i)]) ASSERT_FLOAT_EQ(x, want) << "tensor " << i;
+        ASSERT_FLOAT_EQ(in[static_cast<size_t>(i)][0], static_cast<float>(rt.rank() + i));
+      }
+      ASSERT_TRUE(rt.join().ok());
+    });
+    ASSERT_TRUE(s.ok()) << s.to_string();
+  }
+}
+
+}  // namespace
+}  // namespace hvd
