@@ -67,6 +67,12 @@ Status Executor::run() {
       break;
     case OpType::kBarrier: break;  // negotiation already brought every rank here
   }
+  if (r_.device == DeviceKind::kGPU && rt_.opts_.gpu) {
+    // Device work is asynchronous: the results must be there before handles complete.
+    rt_.opts_.gpu->synchronize();
+    Status e = rt_.opts_.gpu->last_error();
+    if (s.ok() && !e.ok()) s = e;
+  }
   const double t1 = p_.now();
   int64_t bytes = 0;
   for (auto& e : entries_)

@@ -41,7 +41,7 @@ class Executor {
   }
   NativeCollectives* native(DataType dt) const {
     NativeCollectives* n = ps_.t->native();
-    return (n && dt != DataType::kFloat16 && dt != DataType::kBFloat16) ? n : nullptr;
+    return (n && n->supports(dt)) ? n : nullptr;
   }
   std::string native_name(const char* op) const { return ps_.t->native()->prefix() + "_" + op; }
 

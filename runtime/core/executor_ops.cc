@@ -15,7 +15,8 @@ namespace hvd {
 
 Executor::Algo Executor::choose_allreduce(int64_t bytes) const {
   const std::string& alg = cfg_.allreduce_algorithm;
-  if (alg == "native" && native(r_.dtype)) return Algo::kNative;
+  NativeCollectives* n = native(r_.dtype);
+  if (n && (alg == "native" || (alg == "auto" && n->preferred(r_.device)))) return Algo::kNative;
   const bool hier_ok = ps_.local && ps_.cross && ps_.t->homogeneous();
   if (hier_ok && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allreduce)))
     return Algo::kHierarchical;
@@ -28,9 +29,12 @@ Status Executor::allreduce_with(void* buf, int64_t count) {
   const ReduceOp op = r_.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : r_.reduce_op;
   const int64_t bytes = count * static_cast<int64_t>(dtype_size(dt));
   switch (choose_allreduce(bytes)) {
-    case Algo::kNative:
+    case Algo::kNative: {
       algorithm_ = native_name("ALLREDUCE");
-      return phase(algorithm_, "communication", [&] { return native(dt)->allreduce(buf, count, dt, op); });
+      Status s = phase(algorithm_, "communication", [&] { return native(dt)->allreduce(buf, count, dt, op); });
+      if (s.code() != StatusCode::kInvalidArgument) return s;
+      break;  // the backend declined (e.g. a count beyond its limits): use the ring
+    }
     case Algo::kHierarchical:
       algorithm_ = "HIERARCHICAL_ALLREDUCE";
       return phase(algorithm_, "communication", [&] {

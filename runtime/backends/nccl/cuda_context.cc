@@ -14,12 +14,16 @@ double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-Status CudaContext::create(int device_id, const ContextOptions& opts, std::shared_ptr<CudaContext>* out) {
+Status CudaContext::create(int device_id, const ContextOptions& opts,
+                           std::shared_ptr<CudaContext>* out) {
   std::shared_ptr<CudaContext> c(new CudaContext(device_id, opts));
   Status s = cuda_status(cudaSetDevice(device_id), "cudaSetDevice");
-  if (s.ok()) s = cuda_status(cudaStreamCreateWithFlags(&c->stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   if (s.ok())
-    s = cuda_status(cudaEventCreateWithFlags(&c->order_event_, cudaEventDisableTiming), "cudaEventCreate");
+    s = cuda_status(cudaStreamCreateWithFlags(&c->stream_, cudaStreamNonBlocking),
+                    "cudaStreamCreate");
+  if (s.ok())
+    s = cuda_status(cudaEventCreateWithFlags(&c->order_event_, cudaEventDisableTiming),
+                    "cudaEventCreate");
   if (!s.ok()) return s;
   *out = std::move(c);
   return Status::OK();
@@ -33,7 +37,9 @@ CudaContext::~CudaContext() {
   if (stream_) (void)cudaStreamDestroy(stream_);
 }
 
-void CudaContext::activate() const { (void)cudaSetDevice(device_); }
+void CudaContext::activate() const {
+  (void)cudaSetDevice(device_);
+}
 
 void CudaContext::enqueue_copy(void* dst, const void* src, size_t bytes) {
   if (bytes == 0 || dst == src || !dst || !src) return;
@@ -48,17 +54,20 @@ Status CudaContext::flush() {
   pending_.clear();
   activate();
   for (const CopySegment& s : plan.memcpys) {
-    Status st = cuda_status(cudaMemcpyAsync(s.dst, s.src, s.bytes, cudaMemcpyDefault, stream_), "cudaMemcpyAsync");
+    Status st = cuda_status(cudaMemcpyAsync(s.dst, s.src, s.bytes, cudaMemcpyDefault, stream_),
+                            "cudaMemcpyAsync");
     if (!st.ok()) return st;
   }
   for (const auto& b : plan.batches) {
-    Status st = cuda_status(launch_batched_copy(b.data(), b.size(), stream_), "batched copy kernel");
+    Status st =
+        cuda_status(launch_batched_copy(b.data(), b.size(), stream_), "batched copy kernel");
     if (!st.ok()) return st;
   }
   return Status::OK();
 }
 
 Status CudaContext::synchronize() {
+  activate();
   Status s = flush();
   if (s.ok()) s = cuda_status(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   if (s.ok() && !deferred_.ok()) s = std::exchange(deferred_, Status::OK());
@@ -75,7 +84,8 @@ Status CudaContext::stream_after_device(cudaStream_t s) {
 
 Status CudaContext::device_after_stream(cudaStream_t s) {
   Status st = cuda_status(cudaEventRecord(order_event_, s), "cudaEventRecord");
-  if (st.ok()) st = cuda_status(cudaStreamWaitEvent(stream_, order_event_, 0), "cudaStreamWaitEvent");
+  if (st.ok())
+    st = cuda_status(cudaStreamWaitEvent(stream_, order_event_, 0), "cudaStreamWaitEvent");
   return st;
 }
 
@@ -113,7 +123,8 @@ Status wait_event(cudaEvent_t ev, double deadline, const std::function<Status()>
       if (!s.ok()) return s;
     }
     if (steady_seconds() >= deadline)
-      return Status::Timeout("GPU transfer did not complete before the deadline (a peer may be stalled)");
+      return Status::Timeout(
+          "GPU transfer did not complete before the deadline (a peer may be stalled)");
     const double pause = poll_backoff(polls);
     if (pause > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pause));
   }

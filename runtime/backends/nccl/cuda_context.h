@@ -25,7 +25,8 @@ struct ContextOptions {
 class CudaContext {
  public:
   /// Selects `device_id` and creates the device stream; a clear Status when that fails.
-  static Status create(int device_id, const ContextOptions& opts, std::shared_ptr<CudaContext>* out);
+  static Status create(int device_id, const ContextOptions& opts,
+                       std::shared_ptr<CudaContext>* out);
   ~CudaContext();
   CudaContext(const CudaContext&) = delete;
   CudaContext& operator=(const CudaContext&) = delete;

@@ -78,7 +78,8 @@ void CudaDevice::reduce(void* dst, const void* src, int64_t count, DataType dt, 
   if (!dst || !src || count <= 0) return;
   ctx_->activate();
   Status s = ctx_->flush();
-  if (s.ok()) s = cuda_status(launch_reduce(dst, src, count, dt, op, ctx_->stream()), "reduce kernel");
+  if (s.ok())
+    s = cuda_status(launch_reduce(dst, src, count, dt, op, ctx_->stream()), "reduce kernel");
   after_launch(s);
 }
 
@@ -94,7 +95,8 @@ void CudaDevice::fill_identity(void* buf, int64_t count, DataType dt, ReduceOp o
   if (!buf || count <= 0) return;
   ctx_->activate();
   Status s = ctx_->flush();
-  if (s.ok()) s = cuda_status(launch_fill_identity(buf, count, dt, op, ctx_->stream()), "fill kernel");
+  if (s.ok())
+    s = cuda_status(launch_fill_identity(buf, count, dt, op, ctx_->stream()), "fill kernel");
   after_launch(s);
 }
 

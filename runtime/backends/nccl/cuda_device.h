@@ -29,6 +29,7 @@ class CudaDevice final : public Device {
   CudaContext& context() const { return *ctx_; }
   /// First asynchronous failure since the last call (OK if none); clears it.
   Status take_error();
+  Status last_error() override { return take_error(); }
 
  private:
   void after_launch(Status s);  // records failures; waits in synchronous mode

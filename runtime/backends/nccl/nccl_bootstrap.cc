@@ -10,11 +10,22 @@ Status send_frame(Transport& t, int peer, const BootstrapMessage& m) {
   return send(t, peer, f.data(), f.size(), kTagSplit);
 }
 
+// Receives one frame. A frame that does not decode (wrong generation: the ranks split in
+// different orders; corruption) becomes a failure message, so the protocol still runs to
+// its end on every rank and all of them fail instead of some waiting forever.
 Status recv_frame(Transport& t, int peer, uint64_t generation, BootstrapMessage* m) {
   std::vector<uint8_t> f(kBootstrapFrameBytes);
   Status s = recv(t, peer, f.data(), f.size(), kTagSplit);
   if (!s.ok()) return s;
-  return decode_bootstrap(f, generation, m);
+  s = decode_bootstrap(f, generation, m);
+  if (!s.ok()) {
+    *m = BootstrapMessage{};
+    m->generation = generation;
+    m->ok = false;
+    m->error = "rank " + std::to_string(t.rank()) + " (from rank " + std::to_string(peer) +
+               "): " + s.message();
+  }
+  return Status::OK();
 }
 
 }  // namespace

@@ -69,7 +69,8 @@ uint32_t fnv1a(const uint8_t* p, size_t n) {
 
 template <class T>
 void put(std::vector<uint8_t>& b, size_t at, T v) {
-  for (size_t i = 0; i < sizeof(T); ++i) b[at + i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i));
+  for (size_t i = 0; i < sizeof(T); ++i)
+    b[at + i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i));
 }
 
 template <class T>
@@ -100,7 +101,8 @@ Status decode_bootstrap(const std::vector<uint8_t>& b, uint64_t expected, Bootst
   if (b.size() != kBootstrapFrameBytes)
     return Status::Internal(what + "frame of " + std::to_string(b.size()) + " bytes, expected " +
                             std::to_string(kBootstrapFrameBytes));
-  if (std::memcmp(b.data(), kMagic, 4) != 0) return Status::Internal(what + "bad magic (not an hvd frame)");
+  if (std::memcmp(b.data(), kMagic, 4) != 0)
+    return Status::Internal(what + "bad magic (not an hvd frame)");
   if (get<uint16_t>(b, 4) != kVersion)
     return Status::Internal(what + "frame version " + std::to_string(get<uint16_t>(b, 4)) +
                             ", this build speaks " + std::to_string(kVersion));
@@ -123,7 +125,8 @@ Status decode_bootstrap(const std::vector<uint8_t>& b, uint64_t expected, Bootst
 
 uint64_t child_generation(uint64_t parent, uint64_t seq, int color) {
   // splitmix64 over the three inputs: cheap, well mixed, identical on every rank.
-  uint64_t x = parent ^ (seq * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(static_cast<uint32_t>(color)) << 32);
+  uint64_t x = parent ^ (seq * 0x9E3779B97F4A7C15ull) ^
+               (static_cast<uint64_t>(static_cast<uint32_t>(color)) << 32);
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
@@ -151,7 +154,8 @@ CopyPlan plan_copies(const std::vector<CopySegment>& in, const CopyLimits& limit
       plan.memcpys.push_back(s);
       continue;
     }
-    if (plan.batches.empty() || plan.batches.back().size() >= per_batch) plan.batches.emplace_back();
+    if (plan.batches.empty() || plan.batches.back().size() >= per_batch)
+      plan.batches.emplace_back();
     plan.batches.back().push_back(s);
   }
   return plan;

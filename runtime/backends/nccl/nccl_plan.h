@@ -59,10 +59,10 @@ inline constexpr size_t kBootstrapFrameBytes = 512;
 /// What the root tells the other members: the id, or why it could not make one (so the
 /// others fail with the root's reason instead of hanging in ncclCommInitRank).
 struct BootstrapMessage {
-  uint64_t generation = 0;                    ///< which communicator this id is for
-  bool ok = true;                             ///< false: `error` says why there is no id
-  std::array<uint8_t, kUniqueIdBytes> id{};   ///< the ncclUniqueId bytes
-  std::string error;                          ///< root's failure (truncated to fit)
+  uint64_t generation = 0;                   ///< which communicator this id is for
+  bool ok = true;                            ///< false: `error` says why there is no id
+  std::array<uint8_t, kUniqueIdBytes> id{};  ///< the ncclUniqueId bytes
+  std::string error;                         ///< root's failure (truncated to fit)
 };
 
 /// Frame layout: "HVDN" | u16 version | u8 ok | u8 pad | u64 generation | u32 error length

@@ -62,13 +62,15 @@ class NcclNative final : public NativeCollectives {
   explicit NcclNative(NcclTransport& t) : t_(t) {}
   ~NcclNative() override;
   std::string prefix() const override { return "NCCL"; }
+  bool supports(DataType) const override { return true; }
+  bool preferred(DeviceKind device) const override { return device == DeviceKind::kGPU; }
   Status allreduce(void* buf, int64_t count, DataType dt, ReduceOp op) override;
   Status allgatherv(const void* in, void* out, const std::vector<size_t>& bytes) override;
   Status broadcast(void* buf, size_t bytes, int root) override;
   Status alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
                    const std::vector<size_t>& recv_bytes) override;
-  Status reducescatter(const void* in, void* out, const std::vector<int64_t>& counts,
-                       DataType dt, ReduceOp op) override;
+  Status reducescatter(const void* in, void* out, const std::vector<int64_t>& counts, DataType dt,
+                       ReduceOp op) override;
   Status barrier() override;
 
  private:
@@ -79,14 +81,16 @@ class NcclNative final : public NativeCollectives {
   Status flat_allreduce(void* buf, int64_t count, DataType dt, ReduceOp op);
   Status hierarchical_allreduce(void* buf, int64_t count, DataType dt, ReduceOp op);
   Status cross_over_host(void* buf, int64_t count, DataType dt, ReduceOp op);
+  /// buf *= factor on the device stream (average as ncclSum + scale).
+  Status postscale(void* buf, int64_t count, DataType dt, double factor);
   NativeCollectives* host() const;
 
   NcclTransport& t_;
   std::unique_ptr<Transport> local_, cross_;  ///< lazily split for the hierarchical path
   bool hier_checked_ = false;
-  void* staging_ = nullptr;                   ///< pinned host memory for cross_over_host
+  void* staging_ = nullptr;  ///< pinned host memory for cross_over_host
   size_t staging_bytes_ = 0;
-  void* barrier_word_ = nullptr;              ///< device scratch for barrier()
+  void* barrier_word_ = nullptr;  ///< device scratch for barrier()
 };
 
 /// Transport over NCCL (device memory) plus a host Transport (host memory).
@@ -104,6 +108,12 @@ class NcclTransport final : public Transport {
   int node_of(int r) const override { return host_->node_of(r); }
   std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) override;
   std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override;
+  /// Host pieces: the host transport's isendv (MPI sends them without packing). Device
+  /// pieces: one piece is an ncclSend; several fail (CudaDevice keeps the fusion buffer,
+  /// scatter_gather() is false, so the runtime never asks).
+  std::unique_ptr<Request> isendv(int peer, const std::vector<IoPiece>& pieces, int tag) override;
+  /// Counterpart of isendv.
+  std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) override;
   std::unique_ptr<Transport> split(int color, int key) override;
   NativeCollectives* native() override { return &native_; }
   std::string name() const override { return "nccl"; }

@@ -8,7 +8,9 @@ int nccl_version() {
   return v;
 }
 
-bool has_nccl_avg(int version) { return version >= 21000; }  // 2.10.0 in the 2.9+ encoding
+bool has_nccl_avg(int version) {
+  return version >= 21000;
+}  // 2.10.0 in the 2.9+ encoding
 
 bool is_floating(DataType dt) {
   return dt == DataType::kFloat16 || dt == DataType::kBFloat16 || dt == DataType::kFloat32 ||
@@ -17,13 +19,27 @@ bool is_floating(DataType dt) {
 
 Status to_nccl_type(DataType dt, ncclDataType_t* out) {
   switch (dt) {
-    case DataType::kUInt8: *out = ncclUint8; return Status::OK();
-    case DataType::kInt8: *out = ncclInt8; return Status::OK();
-    case DataType::kInt32: *out = ncclInt32; return Status::OK();
-    case DataType::kInt64: *out = ncclInt64; return Status::OK();
-    case DataType::kFloat16: *out = ncclFloat16; return Status::OK();
-    case DataType::kFloat32: *out = ncclFloat32; return Status::OK();
-    case DataType::kFloat64: *out = ncclFloat64; return Status::OK();
+    case DataType::kUInt8:
+      *out = ncclUint8;
+      return Status::OK();
+    case DataType::kInt8:
+      *out = ncclInt8;
+      return Status::OK();
+    case DataType::kInt32:
+      *out = ncclInt32;
+      return Status::OK();
+    case DataType::kInt64:
+      *out = ncclInt64;
+      return Status::OK();
+    case DataType::kFloat16:
+      *out = ncclFloat16;
+      return Status::OK();
+    case DataType::kFloat32:
+      *out = ncclFloat32;
+      return Status::OK();
+    case DataType::kFloat64:
+      *out = ncclFloat64;
+      return Status::OK();
     case DataType::kBFloat16:
 #if NCCL_VERSION_CODE >= 21000
       *out = ncclBfloat16;
@@ -35,14 +51,23 @@ Status to_nccl_type(DataType dt, ncclDataType_t* out) {
   return Status::InvalidArgument("NCCL has no element type " + std::string(dtype_name(dt)));
 }
 
-Status to_nccl_reduction(ReduceOp op, DataType dt, int group_size, int version, NcclReduction* out) {
+Status to_nccl_reduction(ReduceOp op, DataType dt, int group_size, int version,
+                         NcclReduction* out) {
   if (group_size < 1) return Status::InvalidArgument("NCCL reduction over an empty group");
   NcclReduction r;
   switch (op) {
-    case ReduceOp::kSum: r.op = ncclSum; break;
-    case ReduceOp::kProduct: r.op = ncclProd; break;
-    case ReduceOp::kMin: r.op = ncclMin; break;
-    case ReduceOp::kMax: r.op = ncclMax; break;
+    case ReduceOp::kSum:
+      r.op = ncclSum;
+      break;
+    case ReduceOp::kProduct:
+      r.op = ncclProd;
+      break;
+    case ReduceOp::kMin:
+      r.op = ncclMin;
+      break;
+    case ReduceOp::kMax:
+      r.op = ncclMax;
+      break;
     case ReduceOp::kAverage:
 #if NCCL_VERSION_CODE >= 21000
       if (is_floating(dt) && has_nccl_avg(version)) {

@@ -29,8 +29,7 @@ struct NcclReduction {
 /// How `op` over `group_size` ranks runs in NCCL `version`: average is ncclAvg for
 /// floating-point types when NCCL has it, else ncclSum and postscale 1/group_size (and
 /// always for integers, whose average hvd rounds to nearest as the host path does).
-Status to_nccl_reduction(ReduceOp op, DataType dt, int group_size, int version,
-                         NcclReduction* out);
+Status to_nccl_reduction(ReduceOp op, DataType dt, int group_size, int version, NcclReduction* out);
 
 /// True for floating-point element types.
 bool is_floating(DataType dt);

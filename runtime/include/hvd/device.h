@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "hvd/status.h"
 #include "hvd/types.h"
 
 namespace hvd {
@@ -31,6 +32,8 @@ class Device {
   virtual void fill_identity(void* buf, int64_t count, DataType dt, ReduceOp op) = 0;
   /// Waits for queued device work (no-op on the CPU).
   virtual void synchronize() {}
+  /// Returns and clears the first failure of asynchronous device work (OK on the CPU).
+  virtual Status last_error() { return Status::OK(); }
   /// True when collectives may read and write tensors where they lie, so a fused
   /// allreduce can skip the fusion-buffer copies (host memory: copies cost as much as the
   /// transfer itself). GPUs keep Horovod's fusion buffer.

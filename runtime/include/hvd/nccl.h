@@ -50,6 +50,13 @@ bool cuda_available(std::string* why = nullptr);
 Status make_nccl_world(Transport& host_world, int device_id, std::unique_ptr<Transport>* out,
                        std::unique_ptr<Device>* gpu, const NcclOptions& options = {});
 
+/// The baseline for benchmarks: ncclAllReduce (float32, sum, in place, `bytes` bytes) called
+/// directly on `nccl_world`'s communicator, `warmup` + `iters` times back to back, timed with
+/// CUDA events; *seconds = mean time of one call. Collective: every rank calls it. kInvalidArgument
+/// when `nccl_world` is not from make_nccl_world.
+Status time_direct_nccl_allreduce(Transport& nccl_world, size_t bytes, int warmup, int iters,
+                                  double* seconds);
+
 /// "NCCL 2.28.9, CUDA runtime 13.0" (versions this build runs with).
 std::string nccl_version_string();
 

@@ -43,6 +43,12 @@ class NativeCollectives {
   virtual ~NativeCollectives() = default;
   /// Backend name used in timeline activity names ("MPI", "NCCL").
   virtual std::string prefix() const = 0;
+  /// Whether reductions of `dt` are supported (MPI has no half types).
+  virtual bool supports(DataType dt) const {
+    return dt != DataType::kFloat16 && dt != DataType::kBFloat16;
+  }
+  /// Whether "auto" should pick these collectives for tensors on `device` (NCCL: GPUs).
+  virtual bool preferred(DeviceKind device) const { (void)device; return false; }
   /// In-place allreduce of `count` elements (op is sum/min/max/product; never average).
   virtual Status allreduce(void* buf, int64_t count, DataType dt, ReduceOp op) = 0;
   /// Concatenates each rank's `in` (bytes[r] bytes from rank r) into `out`.
