@@ -17,8 +17,8 @@ namespace hvd::bench {
 int64_t collective_count(const std::string& op, int64_t bytes, size_t elem_size, int np);
 
 /// Test data: the value rank `r` puts at index `i` of its input.
-double input_value(const std::string& op, ReduceOp rop, int r, int64_t i, int np);
-/// The value index `i` of the result should hold on rank `me`.
+double input_value(const std::string& op, ReduceOp rop, int r, int64_t i, int np, int64_t count);
+/// The value index `i` of rank `me`'s result should hold (`count`: input elements per rank).
 double expected_value(const std::string& op, ReduceOp rop, int me, int64_t i, int np,
                       int64_t count);
 /// Writes `v` as element `i` of a `dt` buffer / reads it back as double.

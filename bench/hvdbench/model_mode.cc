@@ -86,6 +86,12 @@ void print_summary(const report::RunRecord& r) {
                 100 * r.scaling_efficiency, r.images_per_sec_single);
   std::printf("\n");
   for (const auto& c : r.collectives) {
+    if (r.np == 1 || c.time_s <= 0) {
+      std::printf("  %s: %lld calls, %s (%s)\n", c.op.c_str(), static_cast<long long>(c.calls),
+                  mib(static_cast<double>(c.bytes)).c_str(),
+                  r.np == 1 ? "one rank: nothing to exchange" : "after training, not timed");
+      continue;
+    }
     std::printf("  %s: %lld calls, %s, executing %.3f s: algbw %.3f GB/s, busbw %.3f GB/s\n",
                 c.op.c_str(), static_cast<long long>(c.calls),
                 mib(static_cast<double>(c.bytes)).c_str(), c.time_s, c.algbw_gbps, c.busbw_gbps);
@@ -190,6 +196,39 @@ double bcast_idle(double v) {
 }
 #endif
 
+// Rank 0 measures the 1-rank baseline (its record goes to *records) and tells every rank
+// its rate; -1 when it failed.
+double world_single_rate(const wl::ModelTrace& trace, const wl::StepPlan& plan, const Options& o,
+                         const Config& cfg, int rank, bool progress,
+                         std::vector<report::RunRecord>* records) {
+  double single = -1;
+  if (rank == 0) {
+    report::RunRecord base;
+    Status s = run_baseline(trace, plan, o, cfg, progress, &base);
+    if (!s.ok()) std::cerr << "hvdbench: 1-rank baseline: " << s.message() << "\n";
+    if (s.ok()) {
+      single = base.images_per_sec;
+      records->push_back(base);
+    }
+  }
+#ifdef HVD_HAVE_MPI
+  single = bcast_idle(single);
+#endif
+  return single;
+}
+
+// One timeline origin for every rank: rank 0's clock (one host, one clock).
+double world_time_origin() {
+  double now = std::chrono::duration<double>(
+                   std::chrono::steady_clock::now().time_since_epoch()).count();
+#ifdef HVD_HAVE_MPI
+  MPI_Barrier(MPI_COMM_WORLD);
+  now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  MPI_Bcast(&now, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+#endif
+  return now;
+}
+
 }  // namespace
 
 report::RunRecord summarise_run(const Options& o, const wl::ModelTrace& trace,
@@ -221,7 +260,7 @@ report::RunRecord summarise_run(const Options& o, const wl::ModelTrace& trace,
     double mean = 0, var = 0;
     for (double x : rates) mean += x / rates.size();
     for (double x : rates) var += (x - mean) * (x - mean) / (rates.size() - 1);
-    r.images_per_sec_ci95 = 1.96 * std::sqrt(var / rates.size());
+    r.images_per_sec_ci95 = replay::t_quantile_975(rates.size() - 1) * std::sqrt(var / rates.size());
   }
   r.images_per_sec_single = single_rate > 0 ? single_rate : (np == 1 ? r.images_per_sec : 0);
   if (r.images_per_sec_single > 0)
@@ -238,7 +277,7 @@ report::RunRecord summarise_run(const Options& o, const wl::ModelTrace& trace,
     c.bytes = plan.tensors[0].bytes;
   }
   if (!c.op.empty()) {
-    report::fill_bandwidth(&c, np);
+    if (np > 1) report::fill_bandwidth(&c, np);  // one rank moves nothing: no bandwidth
     r.collectives.push_back(c);
   }
   return r;
@@ -281,27 +320,10 @@ int run_model_mode(const Options& o, bool mpi) {
   std::vector<report::RunRecord> records;
   double single = o.single_rate;
   if (size > 1 && single == 0 && !o.no_baseline) {
-    report::RunRecord base;
-    if (rank == 0) {
-      s = run_baseline(*trace, *plan, o, cfg, progress, &base);
-      if (!s.ok()) std::cerr << "hvdbench: 1-rank baseline: " << s.message() << "\n";
-      single = s.ok() ? base.images_per_sec : -1;
-      if (s.ok()) records.push_back(base);
-    }
-#ifdef HVD_HAVE_MPI
-    single = bcast_idle(single);
-#endif
+    single = world_single_rate(*trace, *plan, o, cfg, rank, progress, &records);
     if (single < 0) return fail("1-rank baseline", Status::Aborted("failed on rank 0"), mpi);
   }
-#ifdef HVD_HAVE_MPI
-  if (mpi) {  // one timeline origin for every rank: rank 0's clock (one host: one clock)
-    MPI_Barrier(MPI_COMM_WORLD);
-    double now = std::chrono::duration<double>(
-                     std::chrono::steady_clock::now().time_since_epoch()).count();
-    MPI_Bcast(&now, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    origin = now;
-  }
-#endif
+  if (mpi) origin = world_time_origin();
   std::unique_ptr<RankRuntime> rr;
   s = RankRuntime::start(mpi ? WorldKind::kMpi : WorldKind::kLocalSingle, cfg, origin, &rr);
   if (!s.ok()) return fail("runtime start", s, mpi);

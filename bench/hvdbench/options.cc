@@ -29,7 +29,8 @@ const char* kDescription =
     "collective, and of a ring-neighbour MPI_Sendrecv exchange (the ring's physical limit).\n"
     "\n"
     "Launching: -np N on one host re-runs hvdbench under Open MPI's mpirun (localhost,\n"
-    "--bind-to none, --oversubscribe when N > cores); -H/--hostfile pass hosts on. Started by\n"
+    "--bind-to none, idle ranks yield their core (mpi_yield_when_idle), --oversubscribe when\n"
+    "N > cores); -H/--hostfile pass hosts on (add mpirun flags with --mpi-args). Started by\n"
     "an outer mpirun (OMPI_COMM_WORLD_SIZE set) it uses that world. Runtime knob flags become\n"
     "HVD_* environment variables of the ranks (HVD_*/HOROVOD_* set by hand work too).\n";
 

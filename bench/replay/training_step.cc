@@ -105,11 +105,21 @@ void summarise(const workloads::StepPlan& plan, ReplayResult* out) {
     double mean = 0, var = 0;
     for (double r : rates) mean += r / n;
     for (double r : rates) var += (r - mean) * (r - mean) / (n - 1);
-    out->samples_per_sec_ci95 = 1.96 * std::sqrt(var / n);
+    out->samples_per_sec_ci95 = t_quantile_975(rates.size() - 1) * std::sqrt(var / n);
   }
 }
 
 }  // namespace
+
+double t_quantile_975(size_t dof) {
+  static const double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                              2.262, 2.228,  2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110,
+                              2.101, 2.093,  2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+                              2.052, 2.048,  2.045, 2.042};
+  if (dof == 0) return 0;
+  if (dof <= 30) return kT[dof];
+  return dof <= 60 ? 2.000 : dof <= 120 ? 1.980 : 1.960;
+}
 
 Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan,
                        const ReplayOptions& o, ReplayResult* out) {

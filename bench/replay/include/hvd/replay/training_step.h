@@ -50,6 +50,10 @@ struct ReplayResult {
   double allreduce_time_s = 0;       ///< mean time per step the runtime spent executing them
 };
 
+/// Two-sided 95 % quantile of Student's t with `dof` degrees of freedom (1.96 for large dof):
+/// the 95 % interval of a mean of n samples is mean +- t(n-1) x sd / sqrt(n).
+double t_quantile_975(size_t dof);
+
 /// Replays `opts.warmup_steps + opts.steps` steps of `plan` on `rt`.
 Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan,
                        const ReplayOptions& opts, ReplayResult* out);

@@ -1,0 +1,112 @@
+// hvdbench: tf_cnn_benchmarks + horovodrun + nccl-tests in one command (see --help).
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iostream>
+
+#include "collective_mode.h"
+#include "hvd/workloads/model_registry.h"
+#include "hvd/workloads/step_plan.h"
+#include "launcher.h"
+#include "model_mode.h"
+#include "options.h"
+
+namespace hb = hvd::bench;
+namespace wl = hvd::workloads;
+
+namespace {
+
+int list_models() {
+  std::printf("%-12s %10s %8s  %s\n", "model", "params", "tensors", "description");
+  for (const auto& m : wl::list_models())
+    std::printf("%-12s %9.1fM %8zu  %s\n", m.name.c_str(), static_cast<double>(m.params) / 1e6,
+                m.tensors, m.description.c_str());
+  std::printf("\n--model also accepts a path to a .json model trace "
+              "(bench/workloads/trace.schema.json).\n");
+  return hb::kExitOk;
+}
+
+// Checks what can be checked before any rank starts, so bad input fails once, fast.
+int validate_before_launch(const hb::Options& o) {
+  if (!o.model.empty()) {
+    wl::Result<wl::ModelTrace> t = wl::find_model(o.model);
+    if (!t) {
+      std::cerr << "hvdbench: " << t.error() << "\n";
+      return hb::kExitBadInput;
+    }
+    wl::Result<wl::StepPlan> p = hb::plan_for(*t, o);
+    if (!p) {
+      std::cerr << "hvdbench: " << p.error() << "\n";
+      return hb::kExitBadInput;
+    }
+  }
+  if (!o.hostfile.empty() && !std::ifstream(o.hostfile)) {
+    std::cerr << "hvdbench: --hostfile: cannot read '" << o.hostfile << "'\n";
+    return hb::kExitBadInput;
+  }
+  auto tl = o.knob_env.find("HVD_TIMELINE");
+  if (tl != o.knob_env.end() && !std::ofstream(tl->second, std::ios::app)) {
+    std::cerr << "hvdbench: --timeline-filename: cannot write '" << tl->second << "'\n";
+    return hb::kExitBadInput;
+  }
+  if (!o.report.empty()) {
+    std::ofstream f(o.report, std::ios::app);
+    if (!f) {
+      std::cerr << "hvdbench: --report: cannot write '" << o.report << "'\n";
+      return hb::kExitBadInput;
+    }
+  }
+  return hb::kExitOk;
+}
+
+int run(int argc, char** argv) {
+  hb::Options o;
+  hb::ParseResult pr = hb::parse_options(argc, argv, &o);
+  if (pr.exit_code == hb::kExitOk) {
+    std::cout << pr.message;
+    return hb::kExitOk;
+  }
+  if (pr.exit_code > 0) {
+    std::cerr << "hvdbench: " << pr.message << "\n";
+    return pr.exit_code;
+  }
+  if (o.list_models) return list_models();
+  const hb::LaunchMode mode = hb::decide_launch(o);
+  const bool launched_by_us = std::getenv(hb::kLaunchedMarker) != nullptr;
+  if (!launched_by_us) {
+    int code = validate_before_launch(o);
+    if (code != hb::kExitOk) return code;
+    hb::export_knob_env(o);
+  }
+  if (mode == hb::LaunchMode::kSelfLaunch) {
+#ifndef HVD_HAVE_MPI
+    std::cerr << "hvdbench: -np " << o.np << " needs MPI; this hvdbench was built without it\n";
+    return hb::kExitBadInput;
+#else
+    return hb::exec_mpirun(o, argc, argv);
+#endif
+  }
+  if (mode == hb::LaunchMode::kMpiWorld && !launched_by_us && o.np_given &&
+      o.np != hb::mpi_world_size_from_env() && hb::mpi_world_size_from_env() > 0 &&
+      std::getenv("OMPI_COMM_WORLD_RANK") && std::atoi(std::getenv("OMPI_COMM_WORLD_RANK")) == 0)
+    std::cerr << "hvdbench: note: ignoring -np " << o.np << ": running on the mpirun world of "
+              << hb::mpi_world_size_from_env() << " ranks\n";
+  if (!o.collective.empty()) return hb::run_collective_mode(o);
+  return hb::run_model_mode(o, mode == hb::LaunchMode::kMpiWorld);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "hvdbench: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "hvdbench: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "hvdbench: unexpected failure\n";
+  }
+  return hb::kExitRuntimeFailure;
+}

@@ -1,0 +1,110 @@
+// The hvdbench binary: bad input is one line on stderr and exit code 2; --help, --list-models
+// and a short in-process model run (report written and parsed back).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Outcome run_hvdbench(const std::string& args) {
+  const std::string dir = ::testing::TempDir();
+  const std::string out = dir + "hvdbench_cli.out", err = dir + "hvdbench_cli.err";
+  // Not under mpirun, whatever the test runner's environment says.
+  const std::string cmd = "env -u OMPI_COMM_WORLD_SIZE -u PMIX_SIZE -u PMI_SIZE " +
+                          std::string(HVDBENCH_PATH) + " " + args + " >" + out + " 2>" + err;
+  Outcome o;
+  const int status = std::system(cmd.c_str());
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  o.out = slurp(out);
+  o.err = slurp(err);
+  return o;
+}
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+void expect_bad_input(const std::string& args, const std::string& needle) {
+  Outcome o = run_hvdbench(args);
+  EXPECT_EQ(o.code, 2) << args << "\n" << o.err;
+  EXPECT_EQ(lines(o.err), 1) << args << "\n" << o.err;
+  EXPECT_EQ(o.err.rfind("hvdbench: ", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find(needle), std::string::npos) << args << "\n" << o.err;
+}
+
+TEST(Cli, BadInputExitsTwoWithOneLine) {
+  expect_bad_input("--model resnet9000", "known models: resnet50, resnet101");
+  expect_bad_input("--model resnet50 -np 0", "-np must be at least 1");
+  expect_bad_input("--collective allreduce -b 1M -e 4K", "larger than");
+  expect_bad_input("--collective allreduce -b 4K -e 1M -f 1", "at least 2");
+  expect_bad_input("--collective allreduce -b 4X", "not a size");
+  expect_bad_input("--collective allmagic", "unknown collective");
+  expect_bad_input("--collective allreduce --dtype float8", "unknown dtype");
+  expect_bad_input("--collective allreduce --op mean", "unknown op");
+  expect_bad_input("--model resnet50 --gpu Z80", "unknown GPU");
+  expect_bad_input("--model resnet50 --steps", "steps");
+  expect_bad_input("--model resnet50 --report /nonexistent/dir/r.json", "cannot write");
+  expect_bad_input("--model resnet50 -np 2 --timeline-filename /nonexistent/t.json", "cannot write");
+  expect_bad_input("--model resnet50 -np 2 --hostfile /nonexistent/hosts", "cannot read");
+  expect_bad_input("", "nothing to run");
+}
+
+TEST(Cli, MalformedTraceNamesTheJsonPath) {
+  const std::string path = ::testing::TempDir() + "bad_trace.json";
+  std::ofstream(path) << R"({"format": "hvd-model-trace", "version": 1, "name": "bad",
+    "reference_gpu": "P100", "reference_batch": 64, "step_s": 0.01,
+    "layers": [{"name": "fc0", "type": "fc", "fwd_flops": 100}],
+    "tensors": [{"name": "w", "elements": -5, "dtype": "float32", "layer": "fc0"}]})";
+  expect_bad_input("--model " + path, "tensors[0].elements");
+  std::ofstream(path) << "{ not json";
+  expect_bad_input("--model " + path, path);
+}
+
+TEST(Cli, HelpAndListModels) {
+  Outcome h = run_hvdbench("--help");
+  EXPECT_EQ(h.code, 0);
+  EXPECT_NE(h.out.find("Examples:"), std::string::npos);
+  EXPECT_NE(h.out.find("--collective"), std::string::npos);
+  Outcome l = run_hvdbench("--list-models");
+  EXPECT_EQ(l.code, 0);
+  EXPECT_NE(l.out.find("resnet101"), std::string::npos);
+  EXPECT_NE(l.out.find("gpt2-xl"), std::string::npos);
+}
+
+TEST(Cli, InProcessModelRunWritesTheReport) {
+  const std::string report = ::testing::TempDir() + "hvdbench_np1.json";
+  std::remove(report.c_str());
+  Outcome o = run_hvdbench(std::string("--model ") + HVD_SOURCE_DIR +
+                           "/bench/workloads/examples/tiny_mlp.json --compute-scale 50 --steps 3 "
+                           "--warmup 1 --report " + report);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("tiny-mlp"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("images/s"), std::string::npos) << o.out;
+  const std::string json = slurp(report);
+  EXPECT_NE(json.find("\"images_per_sec\""), std::string::npos);
+  EXPECT_NE(json.find("\"scaling_efficiency\": 1.0"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"op\": \"allreduce\""), std::string::npos);
+  const std::string csv = slurp(::testing::TempDir() + "hvdbench_np1.csv");
+  EXPECT_EQ(csv.rfind("model,np,batch_size", 0), 0u) << csv;
+}
+
+}  // namespace

@@ -1,0 +1,126 @@
+// hvdbench option parsing, size sweeps and the mpirun command line.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "launcher.h"
+#include "options.h"
+
+namespace hvd::bench {
+namespace {
+
+ParseResult parse(std::vector<const char*> args, Options* o) {
+  args.insert(args.begin(), "hvdbench");
+  return parse_options(static_cast<int>(args.size()), args.data(), o);
+}
+
+std::string error_of(std::vector<const char*> args) {
+  Options o;
+  ParseResult r = parse(std::move(args), &o);
+  EXPECT_EQ(r.exit_code, kExitBadInput) << r.message;
+  return r.message;
+}
+
+TEST(Options, HorovodrunSpellingsAndKnobs) {
+  Options o;
+  ParseResult r = parse({"--model", "resnet101", "-np", "8", "--fusion-threshold-mb", "64",
+                         "--cycle-time-ms", "5", "--cache-capacity", "0", "--hierarchical-allreduce",
+                         "--timeline-filename", "/tmp/t.json", "--timeline-mark-cycles",
+                         "--autotune", "--allreduce-algorithm", "rhd", "--log-level", "info"},
+                        &o);
+  ASSERT_LT(r.exit_code, 0) << r.message;
+  EXPECT_EQ(o.model, "resnet101");
+  EXPECT_EQ(o.np, 8);
+  EXPECT_TRUE(o.np_given);
+  EXPECT_EQ(o.knob_env.at("HVD_FUSION_THRESHOLD"), std::to_string(64LL << 20));
+  EXPECT_EQ(o.knob_env.at("HVD_CYCLE_TIME"), "5");
+  EXPECT_EQ(o.knob_env.at("HVD_CACHE_CAPACITY"), "0");
+  EXPECT_EQ(o.knob_env.at("HVD_HIERARCHICAL_ALLREDUCE"), "1");
+  EXPECT_EQ(o.knob_env.at("HVD_TIMELINE"), "/tmp/t.json");
+  EXPECT_EQ(o.knob_env.at("HVD_TIMELINE_MARK_CYCLES"), "1");
+  EXPECT_EQ(o.knob_env.at("HVD_AUTOTUNE"), "1");
+  EXPECT_EQ(o.knob_env.at("HVD_ALLREDUCE_ALGORITHM"), "rhd");
+  EXPECT_EQ(o.knob_env.at("HVD_LOG_LEVEL"), "info");
+}
+
+TEST(Options, CollectiveModeSizes) {
+  Options o;
+  ParseResult r = parse({"--collective", "allgather", "-b", "8", "-e", "256M", "-f", "4", "--dtype",
+                         "float16", "--op", "max", "--check", "-n", "3", "-w", "1",
+                         "--algorithm", "ring"},
+                        &o);
+  ASSERT_LT(r.exit_code, 0) << r.message;
+  EXPECT_EQ(o.min_bytes, 8);
+  EXPECT_EQ(o.max_bytes, 256LL << 20);
+  EXPECT_EQ(o.step_factor, 4);
+  EXPECT_TRUE(o.check);
+  EXPECT_EQ(o.iters, 3);
+  EXPECT_EQ(o.warmup_iters, 1);
+  EXPECT_EQ(o.knob_env.at("HVD_ALLREDUCE_ALGORITHM"), "ring");
+}
+
+TEST(Options, BadInputIsOneClearMessage) {
+  EXPECT_NE(error_of({"--model", "resnet50", "-np", "0"}).find("-np must be at least 1"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--collective", "allreduce", "-b", "1M", "-e", "4K"}).find("larger than"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--collective", "allreduce", "-f", "1"}).find("at least 2"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--collective", "allreduce", "-b", "12Q"}).find("not a size"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--collective", "allscatter"}).find("unknown collective"), std::string::npos);
+  EXPECT_NE(error_of({"--collective", "allreduce", "--dtype", "float8"}).find("unknown dtype"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--collective", "allreduce", "--op", "mean"}).find("unknown op"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--model", "resnet50", "--allreduce-algorithm", "magic"}).find("magic"),
+            std::string::npos);
+  EXPECT_NE(error_of({}).find("nothing to run"), std::string::npos);
+  EXPECT_NE(error_of({"--model", "x", "--collective", "allreduce"}).find("two modes"),
+            std::string::npos);
+  EXPECT_FALSE(error_of({"--model", "resnet50", "--steps", "many"}).empty());
+  EXPECT_FALSE(error_of({"--bogus"}).empty());
+}
+
+TEST(Options, HelpExitsZero) {
+  Options o;
+  ParseResult r = parse({"--help"}, &o);
+  EXPECT_EQ(r.exit_code, kExitOk);
+  EXPECT_NE(r.message.find("Examples"), std::string::npos);
+  EXPECT_NE(r.message.find("--fusion-threshold-mb"), std::string::npos);
+}
+
+TEST(Sizes, ParseLikeNcclTests) {
+  EXPECT_EQ(parse_size("8"), 8);
+  EXPECT_EQ(parse_size("4K"), 4096);
+  EXPECT_EQ(parse_size("4k"), 4096);
+  EXPECT_EQ(parse_size("256M"), 256LL << 20);
+  EXPECT_EQ(parse_size("1G"), 1LL << 30);
+  EXPECT_EQ(parse_size("64MiB"), 64LL << 20);
+  EXPECT_FALSE(parse_size("x").has_value());
+  EXPECT_FALSE(parse_size("-4K").has_value());
+  EXPECT_EQ(size_sweep(4096, 1 << 20, 2).size(), 9u);
+  EXPECT_EQ(size_sweep(8, 8, 2), (std::vector<int64_t>{8}));
+  EXPECT_EQ(size_sweep(3, 100, 10), (std::vector<int64_t>{3, 30}));
+}
+
+TEST(Launcher, MpirunCommandLine) {
+  Options o;
+  o.np = 8;
+  auto cmd = mpirun_command(o, "/bin/hvdbench", {"--model", "resnet50", "-np", "8"}, true, 2);
+  auto has = [&](const std::string& s) { return std::find(cmd.begin(), cmd.end(), s) != cmd.end(); };
+  EXPECT_TRUE(has("--allow-run-as-root"));
+  EXPECT_TRUE(has("--oversubscribe"));
+  EXPECT_TRUE(has("--bind-to"));
+  EXPECT_EQ(cmd[1], "-np");
+  EXPECT_EQ(cmd[2], "8");
+  EXPECT_EQ(cmd[cmd.size() - 5], "/bin/hvdbench");
+  o.hosts = "a:4,b:4";
+  cmd = mpirun_command(o, "/bin/hvdbench", {}, false, 2);
+  EXPECT_FALSE(has("--allow-run-as-root"));
+  EXPECT_FALSE(has("--oversubscribe"));
+  EXPECT_TRUE(has("a:4,b:4"));
+}
+
+}  // namespace
+}  // namespace hvd::bench
