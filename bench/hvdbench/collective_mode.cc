@@ -326,7 +326,7 @@ void print_header(const Options& o, const Config& cfg, int np) {
               o.collective.c_str(), np, np == 1 ? "" : "s", o.dtype.c_str(), o.op.c_str(),
               o.iters, o.warmup_iters, static_cast<long long>(o.min_bytes),
               static_cast<long long>(o.max_bytes), static_cast<long long>(o.step_factor));
-  std::printf("# hvd: the full runtime API per call (enqueue, negotiation every %g ms cycle, "
+  std::printf("# hvd: the full runtime API per call (enqueue, negotiation every %g ms cycle (0: on enqueue), "
               "algorithm, copies),\n#      allreduce algorithm %s, pipeline segment %lld bytes; "
               "out-of-place except broadcast\n",
               cfg.cycle_time_ms, cfg.allreduce_algorithm.c_str(),

@@ -133,7 +133,7 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
                   "tensor fusion buffer in MiB (default 128; 0 disables fusion)")
       ->group(knobs);
   app->add_option("--cycle-time-ms", k->cycle_time_ms,
-                  "background cycle time (default 1; collective mode 0.1)")
+                  "background cycle time (default 1; collective mode 0 = event-driven)")
       ->group(knobs);
   app->add_option("--cache-capacity", k->cache_capacity, "response cache entries (0 disables)")
       ->group(knobs);

@@ -8,7 +8,7 @@ int mod(int a, int p) { return ((a % p) + p) % p; }
 
 Status ring_reduce_scatter_phase(CollectiveContext& c, const PieceBuffer& buf,
                                  const std::vector<int64_t>& off, DataType dt, ReduceOp op,
-                                 int shift) {
+                                 int shift, const PieceBuffer* in) {
   const int p = c.t.size();
   const int r = c.t.rank();
   const int right = mod(r + 1, p);
@@ -17,8 +17,11 @@ Status ring_reduce_scatter_phase(CollectiveContext& c, const PieceBuffer& buf,
     // Send the chunk we have accumulated longest; receive our left neighbour's.
     const int sc = mod(r - step + shift, p);
     const int rc = mod(r - step - 1 + shift, p);
-    Status s = send_recv_reduce(c, right, buf, off[sc], off[sc + 1], left, buf, off[rc],
-                                off[rc + 1], dt, op);
+    // Out of place, our own data still sits in `in`: step 0 sends from there, and every
+    // step combines `in` with what arrives, writing `buf`.
+    const PieceBuffer& from = (in && step == 0) ? *in : buf;
+    Status s = send_recv_reduce(c, right, from, off[sc], off[sc + 1], left, buf, off[rc],
+                                off[rc + 1], dt, op, in);
     if (!s.ok()) return s;
   }
   return Status::OK();
@@ -50,10 +53,26 @@ Status ring_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType d
 }
 
 Status ring_allreduce(CollectiveContext& c, const PieceBuffer& buf, DataType dt, ReduceOp op) {
+  return ring_allreduce(c, buf, buf, dt, op);
+}
+
+Status ring_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& buf,
+                      DataType dt, ReduceOp op) {
   const int p = c.t.size();
-  if (p == 1 || buf.count() == 0) return Status::OK();
+  const bool separate = &in != &buf;
+  if (buf.count() == 0) return Status::OK();
+  if (p == 1) {
+    if (separate)
+      buf.for_each(0, buf.count(), [&](void* d, int64_t o, int64_t n) {
+        in.for_each(o, o + n, [&](void* s, int64_t o2, int64_t n2) {
+          c.dev.copy(offset(d, static_cast<size_t>(o2) * dtype_size(dt)), s,
+                     static_cast<size_t>(n2) * dtype_size(dt));
+        });
+      });
+    return Status::OK();
+  }
   const std::vector<int64_t> off = even_split(buf.count(), p);
-  Status s = ring_reduce_scatter_phase(c, buf, off, dt, op);
+  Status s = ring_reduce_scatter_phase(c, buf, off, dt, op, 0, separate ? &in : nullptr);
   if (!s.ok()) return s;
   return ring_allgather_phase(c, buf, off, dt);
 }

@@ -19,11 +19,16 @@ Status ring_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType d
 /// fusion buffer).
 Status ring_allreduce(CollectiveContext& c, const PieceBuffer& buf, DataType dt, ReduceOp op);
 
+/// Out-of-place: reduces `in` into `out` (same layout) without copying `in` first: the
+/// first reduce-scatter step sends from `in`, every step reduces in (op) received → out.
+Status ring_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& out,
+                      DataType dt, ReduceOp op);
+
 /// The reduce-scatter half of the ring: afterwards rank r owns chunk (r+1+shift) mod p of
 /// the split (chunk offsets in `off`, size p+1) fully reduced in place.
 Status ring_reduce_scatter_phase(CollectiveContext& c, const PieceBuffer& buf,
                                  const std::vector<int64_t>& off, DataType dt, ReduceOp op,
-                                 int shift = 0);
+                                 int shift = 0, const PieceBuffer* in = nullptr);
 
 /// The allgather half: starting from rank r owning chunk (r+1) mod p, leaves every chunk
 /// everywhere.

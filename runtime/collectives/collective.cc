@@ -32,7 +32,7 @@ Status send_recv_reduce(CollectiveContext& c, int to, const void* src, size_t sb
 
 Status send_recv_reduce(CollectiveContext& c, int to, const PieceBuffer& src, int64_t sa,
                         int64_t sb, int from, const PieceBuffer& dst, int64_t da, int64_t db,
-                        DataType dt, ReduceOp op) {
+                        DataType dt, ReduceOp op, const PieceBuffer* own) {
   const size_t es = dtype_size(dt);
   const int64_t seg = std::max<int64_t>(1, c.segment_bytes / static_cast<int64_t>(es));
   std::vector<std::unique_ptr<Request>> sends;
@@ -58,7 +58,13 @@ Status send_recv_reduce(CollectiveContext& c, int to, const PieceBuffer& src, in
     if (!s.ok()) return s;
     // Reduce the received segment into however many pieces it spans.
     dst.for_each(da + o, da + o + n, [&](void* p, int64_t off, int64_t k) {
-      c.dev.reduce(p, offset(slots[cur], static_cast<size_t>(off) * es), k, dt, op);
+      const void* got = offset(slots[cur], static_cast<size_t>(off) * es);
+      if (!own) return c.dev.reduce(p, got, k, dt, op);
+      const int64_t at = da + o + off;
+      own->for_each(at, at + k, [&](void* q, int64_t off2, int64_t k2) {
+        const size_t b = static_cast<size_t>(off2) * es;
+        c.dev.reduce_into(offset(p, b), q, offset(got, b), k2, dt, op);
+      });
     });
     pending = std::move(next);
     cur = 1 - cur;

@@ -41,10 +41,11 @@ Status send_recv_reduce(CollectiveContext& c, int to, const void* src, size_t sb
                         void* dst, int64_t rcount, DataType dt, ReduceOp op);
 
 /// The same over logical buffers: sends elements [sa, sb) of `src` and reduces what arrives
-/// into elements [da, db) of `dst` (pieces need not be contiguous).
+/// into elements [da, db) of `dst` (pieces need not be contiguous). With `own`, the result
+/// is own (op) received instead of dst (op) received (own and dst share the layout).
 Status send_recv_reduce(CollectiveContext& c, int to, const PieceBuffer& src, int64_t sa,
                         int64_t sb, int from, const PieceBuffer& dst, int64_t da, int64_t db,
-                        DataType dt, ReduceOp op);
+                        DataType dt, ReduceOp op, const PieceBuffer* own = nullptr);
 
 /// Waits for every request in `reqs` (first error wins).
 Status wait_all(std::vector<std::unique_ptr<Request>>& reqs, double deadline);

@@ -58,38 +58,46 @@ Status Executor::allreduce_with(void* buf, int64_t count) {
   });
 }
 
-// Fused ring allreduce straight over the tensors' outputs: no fusion-buffer copies.
+// Ring allreduce straight from the tensors' inputs into their outputs: no fusion-buffer
+// copies, no up-front input→output copy (host memory, where copies cost as much as the
+// transfer).
 Status Executor::allreduce_in_place_pieces(int64_t total) {
   const DataType dt = r_.dtype;
   const size_t es = dtype_size(dt);
   Device& d = dev();
-  PieceBuffer pieces(es);
+  PieceBuffer in(es), out(es);
   ps_.fusion[kind()].reserve(static_cast<size_t>(total) * es);  // identity for joined ranks
   size_t off = 0;
   for (size_t i = 0; i < entries_.size(); ++i) {
     const int64_t n = r_.counts[i];
-    void* p;
     if (entries_[i]) {
-      p = entries_[i]->req.output.data;
-      d.copy(p, entries_[i]->req.input.data, static_cast<size_t>(n) * es);
+      const OpRequest& q = entries_[i]->req;
+      if (r_.prescale != 1.0) {  // inputs are the caller's: scale a copy in the output
+        d.copy(q.output.data, q.input.data, static_cast<size_t>(n) * es);
+        d.scale(q.output.data, n, dt, r_.prescale);
+        in.add(q.output.data, n);
+      } else {
+        in.add(q.input.data, n);
+      }
+      out.add(q.output.data, n);
     } else {
-      p = offset(ps_.fusion[kind()].data(), off);
+      void* p = offset(ps_.fusion[kind()].data(), off);
       d.fill_identity(p, n, dt, r_.reduce_op);
+      in.add(p, n);
+      out.add(p, n);
     }
-    if (r_.prescale != 1.0) d.scale(p, n, dt, r_.prescale);
-    pieces.add(p, n);
     off += static_cast<size_t>(n) * es;
   }
   const ReduceOp op = r_.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : r_.reduce_op;
   algorithm_ = "RING_ALLREDUCE";
   Status s = phase(algorithm_, "communication", [&] {
     CollectiveContext c = ctx(*ps_.t);
-    return ring_allreduce(c, pieces, dt, op);
+    return ring_allreduce(c, in, out, dt, op);
   });
   if (!s.ok()) return s;
   double post = r_.postscale;
   if (r_.reduce_op == ReduceOp::kAverage) post /= ps_.t->size();
-  if (post != 1.0) pieces.for_each(0, total, [&](void* p, int64_t, int64_t n) { d.scale(p, n, dt, post); });
+  if (post != 1.0) out.for_each(0, total, [&](void* p, int64_t, int64_t n) { d.scale(p, n, dt, post); });
   return Status::OK();
 }
 
@@ -101,8 +109,7 @@ Status Executor::allreduce() {
   Device& d = dev();
   void* buf;
   const bool in_place = entries_.size() == 1 && entries_[0].has_value();
-  if (!in_place && d.scatter_gather() &&
-      choose_allreduce(total * static_cast<int64_t>(es)) == Algo::kRing)
+  if (d.scatter_gather() && choose_allreduce(total * static_cast<int64_t>(es)) == Algo::kRing)
     return allreduce_in_place_pieces(total);
   if (in_place) {  // one tensor: work directly in its output, no fusion buffer
     const OpRequest& q = entries_[0]->req;

@@ -97,6 +97,7 @@ Status RuntimeImpl::start() {
   signal_->mu = opts_.platform->make_mutex();
   signal_->cv = opts_.platform->make_condvar();
   queue_mu_ = opts_.platform->make_mutex();
+  wake_cv_ = opts_.platform->make_condvar();
   stopped_ = false;
   failure_ = Status::OK();
   shutdown_requested_ = false;
@@ -153,6 +154,7 @@ Status RuntimeImpl::shutdown() {
     std::unique_lock<Mutex> lk(*queue_mu_);
     shutdown_requested_ = true;
   }
+  wake_cv_->notify_all();
   loop_activity_->join();
   loop_activity_.reset();
   running_ = false;
@@ -167,10 +169,31 @@ void RuntimeImpl::loop() {
   }
 }
 
+bool RuntimeImpl::has_work_locked() const {
+  for (const auto& [id, ps] : sets_)
+    if (!ps->incoming.empty() || !ps->table.empty()) return true;
+  return false;
+}
+
+// Horovod's pacing: a cycle starts cycle_time after the previous one. With cycle_time 0
+// the loop is event driven instead: it waits until something is enqueued (or 10 ms pass,
+// so idle ranks still answer their peers' negotiation rounds).
+void RuntimeImpl::wait_for_cycle() {
+  Platform& p = *opts_.platform;
+  if (opts_.config.cycle_time_ms > 0) {
+    const double wait = last_cycle_ + opts_.config.cycle_time_ms * 1e-3 - p.now();
+    if (wait > 0) p.sleep_for(wait);
+    return;
+  }
+  std::unique_lock<Mutex> lk(*queue_mu_);
+  const double idle_deadline = p.now() + 0.01;
+  while (!has_work_locked() && !shutdown_requested_)
+    if (!wake_cv_->wait_until(*queue_mu_, idle_deadline)) break;
+}
+
 bool RuntimeImpl::run_cycle() {
   Platform& p = *opts_.platform;
-  const double wait = last_cycle_ + opts_.config.cycle_time_ms * 1e-3 - p.now();
-  if (wait > 0) p.sleep_for(wait);
+  wait_for_cycle();
   last_cycle_ = p.now();
   const int me = opts_.transport->rank();
   if (timeline_ && opts_.config.timeline_mark_cycles)
@@ -267,6 +290,8 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
   ps.incoming.push_back(to_message(req, ps.t->rank()));
   const std::string name = req.name;
   ps.table.emplace(name, TensorEntry{std::move(req), h, opts_.platform->now()});
+  lk.unlock();
+  if (opts_.config.cycle_time_ms == 0) wake_cv_->notify_all();
   return h;
 }
 

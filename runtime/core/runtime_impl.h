@@ -61,6 +61,8 @@ class RuntimeImpl {
   Status init_process_set(ProcessSet& ps);
   void loop();
   bool run_cycle();
+  void wait_for_cycle();
+  bool has_work_locked() const;
   void fail_all(const Status& s);
   Status perform(ProcessSet& ps, const Response& r);
   double ts_us(double t) const { return (t - opts_.time_origin) * 1e6; }
@@ -69,6 +71,7 @@ class RuntimeImpl {
   Logger log_;
   std::shared_ptr<CompletionSignal> signal_;
   std::unique_ptr<Mutex> queue_mu_;
+  std::unique_ptr<CondVar> wake_cv_;  // cycle_time 0: enqueue wakes the loop at once
   std::unique_ptr<TimelineWriter> own_timeline_;
   TimelineWriter* timeline_ = nullptr;
   std::map<int, std::unique_ptr<ProcessSet>> sets_;   // only sets this rank belongs to

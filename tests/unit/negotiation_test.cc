@@ -367,3 +367,17 @@ TEST(Fusion, InPlaceFusedPiecesWithScalesAverageAndJoin) {
 
 }  // namespace
 }  // namespace hvd
+
+namespace hvd {
+namespace {
+
+TEST(Cycle, EventDrivenLoopWithZeroCycleTime) {
+  Config cfg = test::fast_config();
+  cfg.cycle_time_ms = 0;
+  RuntimeStats st = many_small(cfg, 3, 20, 5);
+  EXPECT_EQ(st.tensors, 100);
+  EXPECT_EQ(st.cache_misses, 20);
+}
+
+}  // namespace
+}  // namespace hvd

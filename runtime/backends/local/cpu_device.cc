@@ -25,6 +25,10 @@ class CpuDevice final : public Device {
   void reduce(void* dst, const void* src, int64_t count, DataType dt, ReduceOp op) override {
     if (dst && src) reduce_host(dst, src, count, dt, op);
   }
+  void reduce_into(void* dst, const void* a, const void* b, int64_t count, DataType dt,
+                   ReduceOp op) override {
+    if (dst && a && b) reduce_host_into(dst, a, b, count, dt, op);
+  }
   void scale(void* buf, int64_t count, DataType dt, double factor) override {
     if (buf) scale_host(buf, count, dt, factor);
   }

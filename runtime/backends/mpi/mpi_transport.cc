@@ -48,13 +48,18 @@ class MpiRequest final : public Request {
       int rc = MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
       return rc == MPI_SUCCESS ? Status::OK() : Status::Internal("MPI_Waitall failed");
     }
-    int spins = 0;
-    double pause = 1e-6;
+    // Yield-spin for the first 200 us (negotiation answers usually arrive by then), then
+    // back off with short sleeps so a waiting rank leaves the core to its peers.
+    const double start = steady_seconds();
+    double pause = 10e-6;
     while (!test()) {
-      if (steady_seconds() >= deadline) return Status::Timeout("MPI transfer timed out");
-      if (++spins > 200) {
+      const double now = steady_seconds();
+      if (now >= deadline) return Status::Timeout("MPI transfer timed out");
+      if (now - start < 200e-6) {
+        std::this_thread::yield();
+      } else {
         std::this_thread::sleep_for(std::chrono::duration<double>(pause));
-        pause = std::min(pause * 2, 2e-4);
+        pause = std::min(pause * 2, 100e-6);
       }
     }
     return Status::OK();

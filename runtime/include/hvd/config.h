@@ -15,7 +15,7 @@ namespace hvd {
 // clang-format off
 #define HVD_KNOBS(X) \
   X(fusion_threshold, "FUSION_THRESHOLD", int64_t, 128LL << 20, "tensor fusion buffer size in bytes (0 disables fusion)") \
-  X(cycle_time_ms, "CYCLE_TIME", double, 1.0, "background loop cycle time in milliseconds") \
+  X(cycle_time_ms, "CYCLE_TIME", double, 1.0, "background loop cycle time in ms (0: start a cycle as soon as work is enqueued)") \
   X(cache_capacity, "CACHE_CAPACITY", int64_t, 1024, "response cache entries (0 disables the cache)") \
   X(hierarchical_allreduce, "HIERARCHICAL_ALLREDUCE", bool, false, "allreduce inside nodes, then across nodes") \
   X(hierarchical_allgather, "HIERARCHICAL_ALLGATHER", bool, false, "allgather inside nodes, then across nodes") \

@@ -26,6 +26,13 @@ class Device {
   virtual void copy(void* dst, const void* src, size_t bytes) = 0;
   /// dst[i] = dst[i] (op) src[i] for `count` elements (op is never kAverage).
   virtual void reduce(void* dst, const void* src, int64_t count, DataType dt, ReduceOp op) = 0;
+  /// dst[i] = a[i] (op) b[i] (dst may equal a). Lets a ring reduce straight from the
+  /// input into the output. The default copies a into dst, then reduces.
+  virtual void reduce_into(void* dst, const void* a, const void* b, int64_t count, DataType dt,
+                           ReduceOp op) {
+    if (dst != a) copy(dst, a, static_cast<size_t>(count) * dtype_size(dt));
+    reduce(dst, b, count, dt, op);
+  }
   /// buf[i] *= factor.
   virtual void scale(void* buf, int64_t count, DataType dt, double factor) = 0;
   /// Fills with the identity of `op` (0 for sum, +inf for min, ...): a joined rank's data.
