@@ -21,17 +21,25 @@ Handle Runtime::enqueue(OpRequest req) { return impl_->enqueue(std::move(req)); 
 const Config& Runtime::config() const { return impl_->config(); }
 RuntimeStats Runtime::stats() const { return impl_->stats(); }
 
-Handle Runtime::allreduce_async(const std::string& name, const Tensor& in, const Tensor& out,
-                                ReduceOp op, double prescale, double postscale, int process_set) {
+namespace {
+// The fields every request shares; each call below adds its own.
+OpRequest request(OpType op, const std::string& name, const Tensor& in, int process_set) {
   OpRequest q;
-  q.op = OpType::kAllreduce;
+  q.op = op;
   q.name = name;
   q.input = in;
+  q.process_set = process_set;
+  return q;
+}
+}  // namespace
+
+Handle Runtime::allreduce_async(const std::string& name, const Tensor& in, const Tensor& out,
+                                ReduceOp op, double prescale, double postscale, int process_set) {
+  OpRequest q = request(OpType::kAllreduce, name, in, process_set);
   q.output = out;
   q.reduce_op = op;
   q.prescale = prescale;
   q.postscale = postscale;
-  q.process_set = process_set;
   return enqueue(std::move(q));
 }
 
@@ -53,13 +61,9 @@ std::vector<Handle> Runtime::grouped_allreduce_async(const std::vector<std::stri
   }
   const int gid = impl_->next_group_id();
   for (size_t i = 0; i < names.size(); ++i) {
-    OpRequest q;
-    q.op = OpType::kAllreduce;
-    q.name = names[i];
-    q.input = ins[i];
+    OpRequest q = request(OpType::kAllreduce, names[i], ins[i], process_set);
     q.output = outs[i];
     q.reduce_op = op;
-    q.process_set = process_set;
     q.group_id = gid;
     q.group_size = static_cast<int>(names.size());
     hs.push_back(enqueue(std::move(q)));
@@ -79,23 +83,14 @@ Status Runtime::grouped_allreduce(const std::vector<std::string>& names,
 }
 
 Handle Runtime::allgather_async(const std::string& name, const Tensor& in, int process_set) {
-  OpRequest q;
-  q.op = OpType::kAllgather;
-  q.name = name;
-  q.input = in;
-  q.process_set = process_set;
-  return enqueue(std::move(q));
+  return enqueue(request(OpType::kAllgather, name, in, process_set));
 }
 
 Handle Runtime::broadcast_async(const std::string& name, const Tensor& buf, int root,
                                 int process_set) {
-  OpRequest q;
-  q.op = OpType::kBroadcast;
-  q.name = name;
-  q.input = buf;
+  OpRequest q = request(OpType::kBroadcast, name, buf, process_set);
   q.output = buf;
   q.root = root;
-  q.process_set = process_set;
   return enqueue(std::move(q));
 }
 
@@ -105,23 +100,15 @@ Status Runtime::broadcast(const std::string& name, const Tensor& buf, int root, 
 
 Handle Runtime::alltoall_async(const std::string& name, const Tensor& in,
                                const std::vector<int64_t>& splits, int process_set) {
-  OpRequest q;
-  q.op = OpType::kAlltoall;
-  q.name = name;
-  q.input = in;
+  OpRequest q = request(OpType::kAlltoall, name, in, process_set);
   q.splits = splits;
-  q.process_set = process_set;
   return enqueue(std::move(q));
 }
 
 Handle Runtime::reducescatter_async(const std::string& name, const Tensor& in, ReduceOp op,
                                     int process_set) {
-  OpRequest q;
-  q.op = OpType::kReducescatter;
-  q.name = name;
-  q.input = in;
+  OpRequest q = request(OpType::kReducescatter, name, in, process_set);
   q.reduce_op = op;
-  q.process_set = process_set;
   return enqueue(std::move(q));
 }
 
