@@ -2,6 +2,7 @@
 // and a short in-process model run (report written and parsed back).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -24,8 +25,11 @@ std::string slurp(const std::string& path) {
 }
 
 Outcome run_hvdbench(const std::string& args) {
-  const std::string dir = ::testing::TempDir();
-  const std::string out = dir + "hvdbench_cli.out", err = dir + "hvdbench_cli.err";
+  // ctest runs these tests in parallel processes: one file pair per process and test.
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string dir = ::testing::TempDir() + "hvdbench_cli_" + std::to_string(getpid()) + "_" +
+                          (info ? info->name() : "x");
+  const std::string out = dir + ".out", err = dir + ".err";
   // Not under mpirun, whatever the test runner's environment says.
   const std::string cmd = "env -u OMPI_COMM_WORLD_SIZE -u PMIX_SIZE -u PMI_SIZE " +
                           std::string(HVDBENCH_PATH) + " " + args + " >" + out + " 2>" + err;
@@ -69,7 +73,7 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
 }
 
 TEST(Cli, MalformedTraceNamesTheJsonPath) {
-  const std::string path = ::testing::TempDir() + "bad_trace.json";
+  const std::string path = ::testing::TempDir() + "bad_trace_" + std::to_string(getpid()) + ".json";
   std::ofstream(path) << R"({"format": "hvd-model-trace", "version": 1, "name": "bad",
     "reference_gpu": "P100", "reference_batch": 64, "step_s": 0.01,
     "layers": [{"name": "fc0", "type": "fc", "fwd_flops": 100}],
