@@ -6,6 +6,7 @@
 #include "collectives/allreduce_hierarchical.h"
 #include "collectives/allreduce_rhd.h"
 #include "collectives/allreduce_ring.h"
+#include "collectives/allreduce_ring_pipelined.h"
 #include "collectives/alltoall.h"
 #include "collectives/broadcast.h"
 #include "collectives/reducescatter_ring.h"
@@ -20,7 +21,8 @@ Executor::Algo Executor::choose_allreduce(int64_t bytes) const {
   const bool hier_ok = ps_.local && ps_.cross && ps_.t->homogeneous();
   if (hier_ok && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allreduce)))
     return Algo::kHierarchical;
-  if (alg == "rhd" || (alg != "ring" && bytes < cfg_.rhd_threshold)) return Algo::kRhd;
+  if (alg == "rhd" || (alg != "ring" && alg != "pipelined_ring" && bytes < cfg_.rhd_threshold))
+    return Algo::kRhd;
   return Algo::kRing;
 }
 
@@ -50,6 +52,13 @@ Status Executor::allreduce_with(void* buf, int64_t count) {
       });
     case Algo::kRing:
       break;
+  }
+  if (cfg_.allreduce_algorithm == "pipelined_ring") {
+    algorithm_ = "PIPELINED_RING_ALLREDUCE";
+    return phase(algorithm_, "communication", [&] {
+      CollectiveContext c = ctx(*ps_.t);
+      return pipelined_ring_allreduce(c, buf, count, dt, op);
+    });
   }
   algorithm_ = "RING_ALLREDUCE";
   return phase(algorithm_, "communication", [&] {
@@ -109,7 +118,8 @@ Status Executor::allreduce() {
   Device& d = dev();
   void* buf;
   const bool in_place = entries_.size() == 1 && entries_[0].has_value();
-  if (d.scatter_gather() && choose_allreduce(total * static_cast<int64_t>(es)) == Algo::kRing)
+  if (d.scatter_gather() && choose_allreduce(total * static_cast<int64_t>(es)) == Algo::kRing &&
+      cfg_.allreduce_algorithm != "pipelined_ring")
     return allreduce_in_place_pieces(total);
   if (in_place) {  // one tensor: work directly in its output, no fusion buffer
     const OpRequest& q = entries_[0]->req;

@@ -19,13 +19,13 @@ namespace hvd {
   X(cache_capacity, "CACHE_CAPACITY", int64_t, 1024, "response cache entries (0 disables the cache)") \
   X(hierarchical_allreduce, "HIERARCHICAL_ALLREDUCE", bool, false, "allreduce inside nodes, then across nodes") \
   X(hierarchical_allgather, "HIERARCHICAL_ALLGATHER", bool, false, "allgather inside nodes, then across nodes") \
-  X(allreduce_algorithm, "ALLREDUCE_ALGORITHM", std::string, "auto", "auto|ring|rhd|hierarchical|native") \
+  X(allreduce_algorithm, "ALLREDUCE_ALGORITHM", std::string, "auto", "auto|ring|pipelined_ring|rhd|hierarchical|native") \
   X(rhd_threshold, "RHD_THRESHOLD", int64_t, 64LL << 10, "auto: recursive halving-doubling below this many bytes") \
   X(allgather_algorithm, "ALLGATHER_ALGORITHM", std::string, "auto", "auto|ring|hierarchical|native") \
   X(broadcast_algorithm, "BROADCAST_ALGORITHM", std::string, "auto", "auto|tree|pipeline|native") \
   X(alltoall_algorithm, "ALLTOALL_ALGORITHM", std::string, "auto", "auto|pairwise|native") \
   X(reducescatter_algorithm, "REDUCESCATTER_ALGORITHM", std::string, "auto", "auto|ring|native") \
-  X(pipeline_chunk, "PIPELINE_CHUNK", int64_t, 4LL << 20, "segment size in bytes of pipelined ring/broadcast steps") \
+  X(pipeline_chunk, "PIPELINE_CHUNK", int64_t, 1LL << 20, "segment size in bytes of pipelined ring/broadcast steps") \
   X(timeline, "TIMELINE", std::string, "", "timeline file (Chrome trace JSON); empty disables") \
   X(timeline_mark_cycles, "TIMELINE_MARK_CYCLES", bool, false, "record CYCLE_START marks") \
   X(stall_check_disable, "STALL_CHECK_DISABLE", bool, false, "turn the stall inspector off") \
