@@ -87,13 +87,8 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
     }
     if (next_recv < total) post_recv();  // its slot is free again
     if (s + 1 < ring.steps()) send(s + 1, j);
-    // Bound the sends in flight: wait for the oldest ones (the right neighbour has posted
-    // their receives, or will once it has consumed what we already sent).
-    while (sends.size() > static_cast<size_t>(4 * window)) {
-      Status st = sends.front()->wait(c.deadline);
-      if (!st.ok()) return st;
-      sends.pop_front();
-    }
+    // Sends are only waited for at the end: blocking on one here could wait for a
+    // neighbour that is itself blocked the same way (rendezvous transports).
   }
   Status first;
   for (auto& r : sends) {

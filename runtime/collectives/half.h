@@ -68,14 +68,14 @@ inline float bf16_to_float(uint16_t b) {
   return f;
 }
 
-/// float → bfloat16 bits, round to nearest even, NaN kept quiet.
+/// float → bfloat16 bits, round to nearest even, NaN kept quiet (branch-free, so loops
+/// over it vectorise).
 inline uint16_t float_to_bf16(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);
-  const uint32_t lsb = (x >> 16) & 1;
-  x += 0x7fff + lsb;
-  return static_cast<uint16_t>(x >> 16);
+  const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (x >> 16) | 0x40u;
+  return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
 }
 
 }  // namespace hvd

@@ -41,6 +41,47 @@ __attribute__((target("avx,f16c"))) void f16c_loop(uint16_t* d, const uint16_t* 
   for (; i < n; ++i) d[i] = float_to_half(Op::apply(half_to_float(a[i]), half_to_float(b[i])));
 }
 
+// bfloat16 with AVX2: widen by a 16-bit shift, combine in float, round to nearest even
+// with integer arithmetic (as float_to_bf16), keep NaNs quiet.
+__attribute__((target("avx2"))) inline __m256 bf16x8_to_ps(const uint16_t* p) {
+  __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
+template <class Op>
+__attribute__((target("avx2"))) void bf16_avx2_loop(uint16_t* d, const uint16_t* a,
+                                                    const uint16_t* b, int64_t n) {
+  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
+  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  const __m256i quiet = _mm256_set1_epi32(0x40);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 x = bf16x8_to_ps(a + i), y = bf16x8_to_ps(b + i), r;
+    if constexpr (std::is_same_v<Op, Sum>) r = _mm256_add_ps(x, y);
+    else if constexpr (std::is_same_v<Op, Prod>) r = _mm256_mul_ps(x, y);
+    else if constexpr (std::is_same_v<Op, Min>) r = _mm256_min_ps(y, x);
+    else r = _mm256_max_ps(y, x);
+    __m256i bits = _mm256_castps_si256(r);
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), one);
+    __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(bits, bias), lsb), 16);
+    __m256i nan = _mm256_or_si256(_mm256_srli_epi32(bits, 16), quiet);
+    __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(bits, abs_mask), inf);
+    __m256i out = _mm256_blendv_epi8(rounded, nan, is_nan);
+    __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(out), _mm256_extracti128_si256(out, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), packed);
+  }
+  for (; i < n; ++i) d[i] = float_to_bf16(Op::apply(bf16_to_float(a[i]), bf16_to_float(b[i])));
+}
+
+template <class Op>
+bool reduce_bf16_avx2(void* d, const void* a, const void* b, int64_t n) {
+  static const bool ok = __builtin_cpu_supports("avx2");
+  if (!ok) return false;
+  bf16_avx2_loop<Op>(static_cast<uint16_t*>(d), static_cast<const uint16_t*>(a),
+                     static_cast<const uint16_t*>(b), n);
+  return true;
+}
+
 template <class Op>
 bool reduce_f16c(void* d, const void* a, const void* b, int64_t n) {
   static const bool ok = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
@@ -52,6 +93,8 @@ bool reduce_f16c(void* d, const void* a, const void* b, int64_t n) {
 #else
 template <class Op>
 bool reduce_f16c(void*, const void*, const void*, int64_t) { return false; }
+template <class Op>
+bool reduce_bf16_avx2(void*, const void*, const void*, int64_t) { return false; }
 #endif
 
 template <class T, class Op>
@@ -90,6 +133,7 @@ void reduce_typed(void* d, const void* a, const void* b, int64_t n, DataType dt)
       if (reduce_f16c<Op>(d, a, b, n)) return;
       return reduce_half_loop<Op, half_to_float, float_to_half>(d, a, b, n);
     case DataType::kBFloat16:
+      if (reduce_bf16_avx2<Op>(d, a, b, n)) return;
       return reduce_half_loop<Op, bf16_to_float, float_to_bf16>(d, a, b, n);
   }
 }

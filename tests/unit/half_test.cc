@@ -56,3 +56,41 @@ TEST(ReduceKernels, IdentityFill) {
 
 }  // namespace
 }  // namespace hvd
+
+namespace hvd {
+namespace {
+
+// The vectorised kernels (F16C, AVX2) must round exactly like the scalar conversions.
+TEST(ReduceKernels, VectorisedHalfKernelsMatchScalarRounding) {
+  uint32_t seed = 12345;
+  auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+  for (DataType dt : {DataType::kFloat16, DataType::kBFloat16}) {
+    const int n = 1003;  // not a multiple of 8: the tail runs the scalar loop
+    std::vector<uint16_t> a(n), b(n), out(n);
+    for (int i = 0; i < n; ++i) {
+      a[i] = static_cast<uint16_t>(next() >> 16);
+      b[i] = static_cast<uint16_t>(next() >> 16);
+    }
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax}) {
+      out = a;
+      reduce_host(out.data(), b.data(), n, dt, op);
+      for (int i = 0; i < n; ++i) {
+        const bool h = dt == DataType::kFloat16;
+        const float x = h ? half_to_float(a[i]) : bf16_to_float(a[i]);
+        const float y = h ? half_to_float(b[i]) : bf16_to_float(b[i]);
+        if (std::isnan(x) || std::isnan(y)) continue;  // NaN payloads may differ
+        float r = op == ReduceOp::kSum ? x + y : op == ReduceOp::kProduct ? x * y
+                : op == ReduceOp::kMin ? (y < x ? y : x) : (x < y ? y : x);
+        const uint16_t want = h ? float_to_half(r) : float_to_bf16(r);
+        if (std::isnan(r)) {
+          ASSERT_TRUE(std::isnan(h ? half_to_float(out[i]) : bf16_to_float(out[i])));
+          continue;
+        }
+        ASSERT_EQ(out[i], want) << dtype_name(dt) << " " << op_name(op) << " at " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hvd
