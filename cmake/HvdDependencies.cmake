@@ -35,7 +35,7 @@ if(Qt6_FOUND AND TARGET Qt6::Charts)
 else()
   set(_hvd_qt_ok FALSE)
 endif()
-hvd_resolve_part(GUI _hvd_qt_ok "Qt6 Widgets/Charts/Svg were not found (apt-get install qt6-base-dev libqt6charts6-dev libqt6svg6-dev)")
+hvd_resolve_part(GUI _hvd_qt_ok "Qt6 Widgets/Charts/Svg were not found (apt-get install qt6-base-dev qt6-charts-dev qt6-svg-dev)")
 
 set(_hvd_nccl_ok FALSE)
 if(NOT HVD_WITH_NCCL STREQUAL "OFF")
