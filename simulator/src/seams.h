@@ -19,10 +19,35 @@ namespace hvd::sim {
 
 namespace sg4 = simgrid::s4u;
 
-/// The simulated clock and S4U concurrency (stateless: one instance serves every rank).
-std::unique_ptr<Platform> make_sim_platform();
+/// Device work a rank's actor has issued but not yet waited out. Device operations are
+/// charged here instead of each costing a sleep; the actor's own clock (Platform::now())
+/// includes them, waiting absorbs them, and they are slept off before the actor posts a
+/// message once they exceed `tolerance` (so no message leaves more than `tolerance`
+/// early, and no time is ever lost). Tolerance 0 makes every charge an immediate sleep.
+class DeviceClock {
+ public:
+  explicit DeviceClock(double tolerance) : tolerance_(tolerance) {}
+  /// Adds `seconds` of device work for the calling actor.
+  void charge(double seconds);
+  /// The calling actor's time: the simulated clock, or later while its work is pending.
+  double now() const;
+  /// Before a message is posted: sleeps the pending work off if above the tolerance.
+  void before_post();
+  /// Sleeps `seconds` after the pending work (Platform::sleep_for / compute).
+  void sleep_after(double seconds);
 
-/// A with-data message waiting for its partner (matched FIFO per mailbox, like SimGrid).
+ private:
+  bool mine() const { return owner_ && owner_ == sg4::Actor::self(); }
+  double tolerance_;
+  sg4::Actor* owner_ = nullptr;  // the actor whose device work is tracked (the first to charge)
+  double ready_at_ = 0;          // simulated time at which that work completes
+};
+
+/// The simulated clock and S4U concurrency of one rank (device work from `clock`).
+std::unique_ptr<Platform> make_sim_platform(DeviceClock* clock);
+
+/// One side of a message, waiting for its partner (matched FIFO per channel, as SimGrid
+/// matches the mailbox).
 struct DataMatch {
   const void* src = nullptr;  ///< sender's bytes
   void* dst = nullptr;        ///< receiver's buffer
@@ -31,35 +56,41 @@ struct DataMatch {
   bool mismatch = false;      ///< sizes differed
 };
 
+/// Messages (group, src, dst, tag): their SimGrid mailbox and the unmatched sides.
+struct Channel {
+  sg4::Mailbox* mailbox = nullptr;   ///< where SimGrid matches the flows
+  std::deque<DataMatch*> sends;      ///< posted sends without a receive yet
+  std::deque<DataMatch*> recvs;      ///< posted receives without a send yet
+};
+
 /// State shared by the transports of every rank of one world: hosts, nodes, mailboxes,
-/// process-set splits and (with data) the payload matching.
+/// process-set splits and the payload matching.
 class SimFabric {
  public:
-  SimFabric(std::vector<sg4::Host*> hosts, std::vector<int> node, bool with_data);
+  SimFabric(std::vector<sg4::Host*> hosts, std::vector<int> node);
   /// Host of world rank r.
   sg4::Host* host(int r) const { return hosts_[static_cast<size_t>(r)]; }
   /// Number of world ranks.
   int size() const { return static_cast<int>(hosts_.size()); }
   /// Node index of world rank r.
   int node_of(int r) const { return node_[static_cast<size_t>(r)]; }
-  /// True when messages carry real bytes.
-  bool with_data() const { return with_data_; }
-  /// The mailbox of messages (group, src, dst, tag) (world ranks).
-  sg4::Mailbox* mailbox(int group, int src, int dst, int tag);
-  /// With data: registers one side of a message and copies on match.
-  std::shared_ptr<DataMatch> post(sg4::Mailbox* mb, bool is_send, const void* src, void* dst,
-                                  size_t bytes);
-  /// With data: withdraws an unmatched side.
-  void withdraw(sg4::Mailbox* mb, const std::shared_ptr<DataMatch>& m);
+  /// The channel of messages (group, src, dst, tag) (world ranks).
+  Channel* channel(int group, int src, int dst, int tag);
+  /// Registers one side of a message; on match copies the bytes when both sides are real
+  /// memory (phantom buffers carry none).
+  static void post(Channel* c, bool is_send, DataMatch* m);
+  /// Withdraws an unmatched side.
+  static void withdraw(Channel* c, DataMatch* m);
+  /// Messages sent so far, per tag (index = tag, capped at 7).
+  int64_t messages[8] = {};
+  /// Bytes sent so far, per tag.
+  double bytes[8] = {};
   /// Collective split of `group` (see Transport::split); returns the new group's members
   /// (world ranks, ordered) and id, or empty for color < 0.
   std::vector<int> split(int group, int seq, size_t members, int me, int color, int key,
                          int* new_group);
 
  private:
-  struct Queues {
-    std::deque<std::shared_ptr<DataMatch>> sends, recvs;
-  };
   struct SplitState {
     std::map<int, std::pair<int, int>> entries;  // world rank -> (color, key)
     std::map<int, int> groups;                   // color -> group id
@@ -68,19 +99,21 @@ class SimFabric {
   };
   std::vector<sg4::Host*> hosts_;
   std::vector<int> node_;
-  bool with_data_;
-  std::unordered_map<uint64_t, sg4::Mailbox*> mailboxes_;
-  std::unordered_map<sg4::Mailbox*, Queues> data_;
+  std::unordered_map<uint64_t, std::unique_ptr<Channel>> channels_;
   std::map<std::pair<int, int>, std::unique_ptr<SplitState>> splits_;
   int next_group_ = 1;
 };
 
-/// The world transport of `rank` over `fabric`.
-std::unique_ptr<Transport> make_sim_transport(std::shared_ptr<SimFabric> fabric, int rank);
+/// The world transport of `rank` over `fabric` (pending device work from `clock`).
+std::unique_ptr<Transport> make_sim_transport(std::shared_ptr<SimFabric> fabric, int rank,
+                                              DeviceClock* clock);
+
+/// True for null and for addresses a phantom simulated device handed out.
+bool is_phantom(const void* p);
 
 /// A simulated device: phantom (no storage) unless `with_data`; every memory operation
 /// costs bytes / bandwidth of simulated time on the calling actor.
 std::unique_ptr<Device> make_sim_device(DeviceKind kind, const DeviceCostSpec& cost,
-                                        bool with_data);
+                                        bool with_data, DeviceClock* clock);
 
 }  // namespace hvd::sim

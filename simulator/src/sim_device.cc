@@ -1,8 +1,11 @@
-// A simulated device. Phantom by default: allocate() hands out addresses of a private
-// address range that is never dereferenced (so in-place and fused paths stay
-// distinguishable), and copies/reductions only cost simulated time: bytes / bandwidth
-// of the modelled memory system, slept on the calling actor. With data, the memory is
-// real and the CPU kernels do the work as well (same simulated cost).
+// A simulated device. Phantom by default: allocate() hands out addresses inside a
+// reserved, inaccessible (PROT_NONE) range of address space, so buffers stay distinct
+// (in-place and fused paths are told apart), cost no memory, trap if ever touched, and
+// the transport can tell them from real memory. Copies and reductions only cost
+// simulated time: bytes / bandwidth of the modelled memory system, charged to the
+// calling actor's DeviceClock. With data, the memory is real and the CPU kernels do the work as well.
+#include <sys/mman.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -14,10 +17,20 @@
 namespace hvd::sim {
 namespace {
 
+constexpr size_t kPhantomSpace = size_t{1} << 40;  // 1 TiB of address space, never backed
+
+uintptr_t phantom_base() {
+  static const uintptr_t base = [] {
+    void* p = ::mmap(nullptr, kPhantomSpace, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? uintptr_t{0} : reinterpret_cast<uintptr_t>(p);
+  }();
+  return base;
+}
+
 class SimDevice final : public Device {
  public:
-  SimDevice(DeviceKind kind, const DeviceCostSpec& cost, bool with_data)
-      : kind_(kind), cost_(cost), with_data_(with_data) {}
+  SimDevice(DeviceKind kind, const DeviceCostSpec& cost, bool with_data, DeviceClock* clock)
+      : kind_(kind), cost_(cost), with_data_(with_data), clock_(clock) {}
   DeviceKind kind() const override { return kind_; }
   void* allocate(size_t bytes) override {
     if (with_data_) {
@@ -25,9 +38,11 @@ class SimDevice final : public Device {
       if (!p) throw std::bad_alloc();
       return p;
     }
-    // Phantom: a fresh range of fake addresses (never touched).
-    const uintptr_t p = next_fake_;
-    next_fake_ += (bytes + 4095) / 4096 * 4096 + 4096;
+    // Phantom: a fresh slice of the reserved range (wrapping around; never touched).
+    const size_t span = (bytes + 4095) / 4096 * 4096 + 4096;
+    if (next_fake_ + span > kPhantomSpace) next_fake_ = 0;
+    const uintptr_t p = phantom_base() + next_fake_;
+    next_fake_ += span % kPhantomSpace;
     return reinterpret_cast<void*>(p);
   }
   void release(void* p) override {
@@ -41,6 +56,14 @@ class SimDevice final : public Device {
   void reduce(void* dst, const void* src, int64_t count, DataType dt, ReduceOp op) override {
     charge(static_cast<double>(count) * static_cast<double>(dtype_size(dt)), reduce_rate());
     if (with_data_ && dst && src) reduce_host(dst, src, count, dt, op);
+  }
+  void reduce_into(void* dst, const void* a, const void* b, int64_t count, DataType dt,
+                   ReduceOp op) override {
+    // Reads two operands and writes one, like reduce().
+    charge(static_cast<double>(count) * static_cast<double>(dtype_size(dt)), reduce_rate());
+    if (!with_data_ || !dst || !a || !b) return;
+    if (dst != a) std::memcpy(dst, a, static_cast<size_t>(count) * dtype_size(dt));
+    reduce_host(dst, b, count, dt, op);
   }
   void scale(void* buf, int64_t count, DataType dt, double factor) override {
     charge(static_cast<double>(count) * static_cast<double>(dtype_size(dt)), copy_rate());
@@ -61,21 +84,27 @@ class SimDevice final : public Device {
     return cost_.host_staged && kind_ == DeviceKind::kGPU ? cost_.host_reduce_bandwidth
                                                           : cost_.reduce_bandwidth;
   }
-  static void charge(double bytes, double rate) {
-    if (rate > 0 && bytes > 0) sg4::this_actor::sleep_for(bytes / rate);
+  void charge(double bytes, double rate) {
+    if (rate > 0 && bytes > 0) clock_->charge(bytes / rate);
   }
 
   DeviceKind kind_;
   DeviceCostSpec cost_;
   bool with_data_;
-  uintptr_t next_fake_ = uintptr_t{1} << 44;
+  DeviceClock* clock_;
+  size_t next_fake_ = 0;
 };
 
 }  // namespace
 
+bool is_phantom(const void* p) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  return !p || (phantom_base() && a >= phantom_base() && a < phantom_base() + kPhantomSpace);
+}
+
 std::unique_ptr<Device> make_sim_device(DeviceKind kind, const DeviceCostSpec& cost,
-                                        bool with_data) {
-  return std::make_unique<SimDevice>(kind, cost, with_data);
+                                        bool with_data, DeviceClock* clock) {
+  return std::make_unique<SimDevice>(kind, cost, with_data, clock);
 }
 
 }  // namespace hvd::sim

@@ -1,5 +1,6 @@
 // Platform over SimGrid: the simulated clock, S4U actors for background activities and
 // S4U mutexes / condition variables. Every wait blocks in simulated time only.
+#include <algorithm>
 #include <mutex>
 
 #include "seams.h"
@@ -53,13 +54,12 @@ class SimActivity final : public Activity {
 
 class SimPlatform final : public Platform {
  public:
-  double now() override { return sg4::Engine::get_clock(); }
-  void sleep_for(double s) override {
-    if (s > 0) sg4::this_actor::sleep_for(s);
-  }
+  explicit SimPlatform(DeviceClock* clock) : clock_(clock) {}
+  double now() override { return clock_->now(); }
+  void sleep_for(double s) override { clock_->sleep_after(s); }
   void compute(double s) override {
     // GPU kernels: the framework thread waits; the host CPU (other actors) runs on.
-    sleep_for(s);
+    clock_->sleep_after(s);
   }
   std::unique_ptr<Mutex> make_mutex() override { return std::make_unique<SimMutex>(); }
   std::unique_ptr<CondVar> make_condvar() override { return std::make_unique<SimCondVar>(); }
@@ -68,10 +68,42 @@ class SimPlatform final : public Platform {
         sg4::Actor::create(name, sg4::this_actor::get_host(), std::move(fn)));
   }
   void yield() override { sg4::this_actor::yield(); }
+
+ private:
+  DeviceClock* clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<Platform> make_sim_platform() { return std::make_unique<SimPlatform>(); }
+void DeviceClock::charge(double seconds) {
+  if (!(seconds > 0)) return;
+  if (!owner_) owner_ = sg4::Actor::self();
+  if (tolerance_ <= 0 || !mine()) {
+    sg4::this_actor::sleep_for(seconds);
+    return;
+  }
+  ready_at_ = std::max(ready_at_, sg4::Engine::get_clock()) + seconds;
+}
+
+double DeviceClock::now() const {
+  const double t = sg4::Engine::get_clock();
+  return ready_at_ > t && mine() ? ready_at_ : t;
+}
+
+void DeviceClock::before_post() {
+  if (ready_at_ <= 0) return;
+  const double lag = ready_at_ - sg4::Engine::get_clock();
+  if (lag > tolerance_ && mine()) sg4::this_actor::sleep_for(lag);
+}
+
+void DeviceClock::sleep_after(double seconds) {
+  const double t = sg4::Engine::get_clock();
+  const double until = (ready_at_ > t && mine() ? ready_at_ : t) + std::max(0.0, seconds);
+  if (until > t) sg4::this_actor::sleep_until(until);
+}
+
+std::unique_ptr<Platform> make_sim_platform(DeviceClock* clock) {
+  return std::make_unique<SimPlatform>(clock);
+}
 
 }  // namespace hvd::sim

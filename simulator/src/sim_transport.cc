@@ -1,10 +1,11 @@
 // Transport over SimGrid. A message (group, src, dst, tag) travels through the mailbox
-// named after those four, so SimGrid matches sends and receives FIFO per key exactly as
-// MPI does; the transfer is one SimGrid flow from the sender's host to the receiver's,
+// of its channel, so SimGrid matches sends and receives FIFO per key exactly as MPI
+// does; the transfer is one SimGrid flow from the sender's host to the receiver's,
 // sharing every link of the route with the flows in flight (rendezvous: it starts when
-// both sides are posted). Phantom messages carry no bytes; with data, the bytes are
-// copied when the two sides match (the sender's buffer is stable until its request
-// completes and the receiver reads it only after, so that is as good as at arrival).
+// both sides are posted). Bytes are copied when the two sides match, in the same FIFO
+// order (the sender's buffer is stable until its request completes and the receiver
+// reads it only after, so that is as good as at arrival) -- unless either buffer is
+// phantom: then only the flow's size travels.
 #include <simgrid/Exception.hpp>
 
 #include <algorithm>
@@ -14,53 +15,52 @@
 
 namespace hvd::sim {
 
-SimFabric::SimFabric(std::vector<sg4::Host*> hosts, std::vector<int> node, bool with_data)
-    : hosts_(std::move(hosts)), node_(std::move(node)), with_data_(with_data) {}
+SimFabric::SimFabric(std::vector<sg4::Host*> hosts, std::vector<int> node)
+    : hosts_(std::move(hosts)), node_(std::move(node)) {}
 
-sg4::Mailbox* SimFabric::mailbox(int group, int src, int dst, int tag) {
+Channel* SimFabric::channel(int group, int src, int dst, int tag) {
   const uint64_t key = (static_cast<uint64_t>(group) << 44) | (static_cast<uint64_t>(src) << 24) |
                        (static_cast<uint64_t>(dst) << 4) | static_cast<uint64_t>(tag & 15);
-  auto it = mailboxes_.find(key);
-  if (it != mailboxes_.end()) return it->second;
+  auto it = channels_.find(key);
+  if (it != channels_.end()) return it->second.get();
+  // Mailbox::by_name may let other actors run: create first, then publish.
   sg4::Mailbox* mb = sg4::Mailbox::by_name("g" + std::to_string(group) + ":" + std::to_string(src) +
                                            ">" + std::to_string(dst) + ":" + std::to_string(tag));
-  mailboxes_.emplace(key, mb);
-  return mb;
+  auto& slot = channels_[key];
+  if (!slot) {
+    slot = std::make_unique<Channel>();
+    slot->mailbox = mb;
+  }
+  return slot.get();
 }
 
-std::shared_ptr<DataMatch> SimFabric::post(sg4::Mailbox* mb, bool is_send, const void* src,
-                                           void* dst, size_t bytes) {
-  auto m = std::make_shared<DataMatch>();
-  m->src = src;
-  m->dst = dst;
-  m->bytes = bytes;
-  Queues& q = data_[mb];
-  auto& others = is_send ? q.recvs : q.sends;
+void SimFabric::post(Channel* c, bool is_send, DataMatch* m) {
+  auto& others = is_send ? c->recvs : c->sends;
   if (others.empty()) {
-    (is_send ? q.sends : q.recvs).push_back(m);
-    return m;
+    (is_send ? c->sends : c->recvs).push_back(m);
+    return;
   }
-  std::shared_ptr<DataMatch> o = others.front();
+  DataMatch* o = others.front();
   others.pop_front();
   DataMatch& s = is_send ? *m : *o;
   DataMatch& r = is_send ? *o : *m;
   const size_t n = std::min(s.bytes, r.bytes);
-  if (n && s.src && r.dst) std::memcpy(r.dst, s.src, n);
+  if (n && !is_phantom(s.src) && !is_phantom(r.dst)) std::memcpy(r.dst, s.src, n);
   s.matched = r.matched = true;
   s.mismatch = r.mismatch = s.bytes != r.bytes;
-  return m;
 }
 
-void SimFabric::withdraw(sg4::Mailbox* mb, const std::shared_ptr<DataMatch>& m) {
-  auto it = data_.find(mb);
-  if (it == data_.end()) return;
-  for (auto* q : {&it->second.sends, &it->second.recvs}) q->erase(std::remove(q->begin(), q->end(), m), q->end());
+void SimFabric::withdraw(Channel* c, DataMatch* m) {
+  for (auto* q : {&c->sends, &c->recvs}) q->erase(std::remove(q->begin(), q->end(), m), q->end());
 }
 
 std::vector<int> SimFabric::split(int group, int seq, size_t members, int me, int color, int key,
                                   int* new_group) {
+  // Creating S4U objects is a simcall that may let other actors run: build the state
+  // first, then publish it without yielding in between.
+  auto fresh = std::make_unique<SplitState>();
   auto& slot = splits_[{group, seq}];
-  if (!slot) slot = std::make_unique<SplitState>();
+  if (!slot) slot = std::move(fresh);
   SplitState& st = *slot;
   {
     std::unique_lock<sg4::Mutex> lk(*st.mu);
@@ -86,18 +86,24 @@ std::vector<int> SimFabric::split(int group, int seq, size_t members, int me, in
 namespace {
 
 int g_dummy_payload = 0;  // SimGrid needs a non-null payload pointer
+void* g_payload_sink = nullptr;  // where SimGrid writes it on the receiving side
 
 class SimRequest final : public Request {
  public:
-  SimRequest(std::shared_ptr<SimFabric> f, sg4::Mailbox* mb, sg4::CommPtr c,
-             std::shared_ptr<DataMatch> m)
-      : f_(std::move(f)), mb_(mb), comm_(std::move(c)), match_(std::move(m)) {}
+  SimRequest(Channel* c, bool is_send, const void* src, void* dst, size_t bytes) : ch_(c) {
+    m_.src = src;
+    m_.dst = dst;
+    m_.bytes = bytes;
+    SimFabric::post(c, is_send, &m_);
+    comm_ = is_send ? c->mailbox->put_async(&g_dummy_payload, bytes)
+                    : c->mailbox->get_async<void>(&g_payload_sink);
+  }
   ~SimRequest() override {
-    if (done_ || !comm_) return;
+    if (done_) return;
     // Abandoned before completion (its owner timed out): withdraw it.
-    if (match_ && !match_->matched) f_->withdraw(mb_, match_);
+    if (!m_.matched) SimFabric::withdraw(ch_, &m_);
     try {
-      if (!comm_->test()) comm_->cancel();
+      comm_->cancel();
     } catch (const simgrid::Exception&) {
     }
   }
@@ -131,65 +137,93 @@ class SimRequest final : public Request {
       }
     }
     if (!failed_.empty()) return Status::Internal("simgrid transport: " + failed_);
-    if (match_ && match_->mismatch) return Status::Internal("simgrid transport: message size mismatch");
+    if (m_.mismatch) return Status::Internal("simgrid transport: message size mismatch");
     return Status::OK();
   }
 
  private:
-  std::shared_ptr<SimFabric> f_;
-  sg4::Mailbox* mb_;
+  Channel* ch_;
+  DataMatch m_;
   sg4::CommPtr comm_;
-  std::shared_ptr<DataMatch> match_;
   bool done_ = false;
   std::string failed_;
 };
 
 class SimTransport final : public Transport {
  public:
-  SimTransport(std::shared_ptr<SimFabric> f, int group, std::vector<int> members, int rank)
-      : f_(std::move(f)), group_(group), members_(std::move(members)), rank_(rank) {}
+  SimTransport(std::shared_ptr<SimFabric> f, int group, std::vector<int> members, int rank,
+               DeviceClock* clock)
+      : f_(std::move(f)), group_(group), members_(std::move(members)), rank_(rank), clock_(clock) {}
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(members_.size()); }
   int node_of(int r) const override { return f_->node_of(members_[static_cast<size_t>(r)]); }
   std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) override {
-    sg4::Mailbox* mb = f_->mailbox(group_, me(), members_[static_cast<size_t>(peer)], tag);
-    std::shared_ptr<DataMatch> m;
-    if (f_->with_data()) m = f_->post(mb, true, data, nullptr, bytes);
-    sg4::CommPtr c = mb->put_async(&g_dummy_payload, bytes);
-    return std::make_unique<SimRequest>(f_, mb, std::move(c), std::move(m));
+    clock_->before_post();
+    f_->messages[tag & 7] += 1;
+    f_->bytes[tag & 7] += static_cast<double>(bytes);
+    return std::make_unique<SimRequest>(channel(peer, tag, true), true, data, nullptr, bytes);
   }
   std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
-    sg4::Mailbox* mb = f_->mailbox(group_, members_[static_cast<size_t>(peer)], me(), tag);
-    std::shared_ptr<DataMatch> m;
-    if (f_->with_data()) m = f_->post(mb, false, nullptr, data, bytes);
-    sg4::CommPtr c = mb->get_async<void>(&sink_);
-    return std::make_unique<SimRequest>(f_, mb, std::move(c), std::move(m));
+    clock_->before_post();
+    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, data, bytes);
+  }
+  // Gathered/scattered messages: phantom pieces (which the default would pack) make the
+  // whole message phantom; real ones use the default packing.
+  std::unique_ptr<Request> isendv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
+    size_t n = 0;
+    bool phantom = false;
+    for (const IoPiece& p : pieces) {
+      n += p.bytes;
+      phantom = phantom || (p.bytes && is_phantom(p.data));
+    }
+    return phantom ? isend(peer, nullptr, n, tag) : Transport::isendv(peer, pieces, tag);
+  }
+  std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
+    size_t n = 0;
+    bool phantom = false;
+    for (const IoPiece& p : pieces) {
+      n += p.bytes;
+      phantom = phantom || (p.bytes && is_phantom(p.data));
+    }
+    return phantom ? irecv(peer, nullptr, n, tag) : Transport::irecvv(peer, pieces, tag);
   }
   std::unique_ptr<Transport> split(int color, int key) override {
     int new_group = 0;
     std::vector<int> m = f_->split(group_, split_seq_++, members_.size(), me(), color, key, &new_group);
     if (color < 0) return nullptr;
     const int idx = static_cast<int>(std::find(m.begin(), m.end(), me()) - m.begin());
-    return std::make_unique<SimTransport>(f_, new_group, std::move(m), idx);
+    return std::make_unique<SimTransport>(f_, new_group, std::move(m), idx, clock_);
   }
   std::string name() const override { return "simgrid"; }
 
  private:
   int me() const { return members_[static_cast<size_t>(rank_)]; }
+  // Channels this rank uses, cached by (peer, tag, direction).
+  Channel* channel(int peer, int tag, bool out) {
+    const uint32_t key = (static_cast<uint32_t>(peer) << 5) | (static_cast<uint32_t>(tag & 15) << 1) | (out ? 1u : 0u);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    const int other = members_[static_cast<size_t>(peer)];
+    Channel* c = out ? f_->channel(group_, me(), other, tag) : f_->channel(group_, other, me(), tag);
+    cache_.emplace(key, c);
+    return c;
+  }
   std::shared_ptr<SimFabric> f_;
   int group_;
   std::vector<int> members_;
   int rank_;
+  DeviceClock* clock_;
   int split_seq_ = 0;
-  void* sink_ = nullptr;  // where SimGrid writes the (meaningless) payload pointer
+  std::unordered_map<uint32_t, Channel*> cache_;
 };
 
 }  // namespace
 
-std::unique_ptr<Transport> make_sim_transport(std::shared_ptr<SimFabric> fabric, int rank) {
+std::unique_ptr<Transport> make_sim_transport(std::shared_ptr<SimFabric> fabric, int rank,
+                                              DeviceClock* clock) {
   std::vector<int> members(static_cast<size_t>(fabric->size()));
   for (int r = 0; r < fabric->size(); ++r) members[static_cast<size_t>(r)] = r;
-  return std::make_unique<SimTransport>(std::move(fabric), 0, std::move(members), rank);
+  return std::make_unique<SimTransport>(std::move(fabric), 0, std::move(members), rank, clock);
 }
 
 }  // namespace hvd::sim

@@ -42,6 +42,12 @@ struct ClusterSpec {
   IntraNodeSpec intra;           ///< inside a server
   NetworkSpec network;           ///< between servers
   std::string platform_file;     ///< a SimGrid platform XML instead of the above ("" = build)
+  double gpu_speed_cv = 0;       ///< GPU-to-GPU variation of compute speed (coefficient of
+                                 ///< variation); GPU 0 is the median one
+
+  /// Compute-time factor of GPU `r`: 1 + cv * z_r, z_r a fixed normal draw per GPU
+  /// (z_0 = 0), clamped to +-3.5.
+  double gpu_slowdown(int r) const;
 
   /// Total GPUs.
   int gpus() const { return nodes * gpus_per_node; }
@@ -61,6 +67,8 @@ struct SimModelSpec {
   std::string network_model = "CM02";  ///< SimGrid network model (CM02: plain alpha-beta sharing)
   bool cross_traffic = false;          ///< model TCP ACK cross-traffic
   int stack_kib = 256;                 ///< stack of each simulated actor
+  double device_tolerance = 1e-6;      ///< device work may lag this much before a message
+                                       ///< is posted (0: exact, one sleep per operation)
 };
 
 /// Protocol defaults: {efficiency, per-message overhead} for "roce", "infiniband", "tcp";

@@ -1,0 +1,43 @@
+// Runs a scenario: for every sweep point, model and np, one simulation (in its own child
+// process) of the training-step replay over the real runtime; returns report records.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hvd/report/report.h"
+#include "hvd/sim/scenario.h"
+#include "hvd/sim/world.h"
+
+namespace hvd::sim {
+
+/// How to run.
+struct RunOptions {
+  std::string timeline_dir;   ///< write one timeline per run here ("" = none)
+  bool with_data = false;     ///< force real bytes (else the scenario's choice)
+  int parallel = 0;           ///< simulations at once (0: the scenario's choice)
+  std::function<void(const std::string&)> progress;  ///< one line per finished run
+};
+
+/// One simulated run's outcome (what the child sends back).
+struct RunOutcome {
+  report::RunRecord record;   ///< report fields (efficiency filled by run_scenario)
+  double wall_s = 0;          ///< wall-clock seconds the simulation took
+  double simulated_s = 0;     ///< simulated seconds
+  int64_t peak_rss_kib = 0;   ///< child's peak resident memory
+};
+
+/// Simulates one (point, model, np) in the current process (once per process).
+Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
+                    const RunOptions& opts, RunOutcome* out);
+
+/// Runs the whole scenario (children in parallel); records in sweep order
+/// (point, model, np), scaling efficiency against the simulated np=1 run.
+Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<report::RunRecord>* records,
+                    std::vector<RunOutcome>* outcomes = nullptr);
+
+/// File name of a run's timeline: <model>_np<np>[_<label>].json.
+std::string timeline_name(const std::string& model, int np, const std::string& label);
+
+}  // namespace hvd::sim

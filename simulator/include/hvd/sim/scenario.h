@@ -1,0 +1,58 @@
+// Scenario files for hvdsim (docs/simulator.md, scenarios/schema.json): the cluster, the
+// workload, runtime knobs (the names of Config fields / HVD_* variables), the sweep and
+// simulation choices. Units are strings ("25Gbps", "12GBps", "5us", "64MiB"). Every error
+// names the file, the JSON path, the value and what was expected.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hvd/config.h"
+#include "hvd/sim/cluster.h"
+#include "hvd/status.h"
+
+namespace hvd::sim {
+
+/// What to train.
+struct WorkloadSpec {
+  std::vector<std::string> models;  ///< model registry names or trace files
+  int batch_size = 64;              ///< per-GPU batch
+  int steps = 3;                    ///< measured steps
+  int warmup_steps = 1;             ///< steps before measuring
+  double optimizer_s = 0;           ///< optimizer update per step (seconds)
+};
+
+/// One point of the sweep, fully resolved.
+struct ScenarioPoint {
+  ClusterSpec cluster;             ///< the machine
+  DeviceCostSpec device;           ///< GPU memory operation costs
+  SimModelSpec simulation;         ///< SimGrid modelling choices
+  WorkloadSpec workload;           ///< what to train
+  Config config;                   ///< runtime knobs (defaults + scenario "runtime")
+  std::map<std::string, std::string> knobs;  ///< the knobs the scenario set, as written
+  std::vector<int> np;             ///< ranks to simulate
+  bool with_data = false;          ///< real bytes
+  int parallel = 2;                ///< simulations run at once
+  std::string label;               ///< "fusion_threshold=32MiB" ("" when not swept)
+};
+
+/// A loaded scenario: its points (one unless swept) in sweep order.
+struct Scenario {
+  std::string source;               ///< file name (for messages and the report)
+  std::string name;                 ///< "name" field
+  std::vector<ScenarioPoint> points;  ///< cartesian product of the non-np sweep axes
+};
+
+/// Parses scenario `text` (from `source`), applying `overrides` ("path=value", the value
+/// JSON or a bare string) first. Errors are kInvalidArgument with one line:
+/// "<source>: <json path>: <value> is not <what was expected>".
+Status parse_scenario(const std::string& text, const std::string& source,
+                      const std::vector<std::string>& overrides, Scenario* out);
+
+/// Reads and parses a scenario file.
+Status load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                     Scenario* out);
+
+}  // namespace hvd::sim

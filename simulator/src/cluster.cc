@@ -1,0 +1,56 @@
+#include "hvd/sim/cluster.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace hvd::sim {
+
+// The calibration shared by every scenario and model (docs/simulator.md, "Calibration"):
+// the fraction of the line rate a collective's flows achieve, and the software cost a
+// message pays crossing the NICs (verbs post + completion for RDMA; the socket stack
+// and its copies for TCP).
+bool protocol_defaults(const std::string& protocol, double* efficiency, double* overhead) {
+  if (protocol == "roce") {
+    *efficiency = 0.98;  // RoCE v2, MTU 4096: 4096 payload bytes per 4178 on the wire
+    *overhead = 10e-6;   // verbs post/completion + NCCL proxy + host staging (calibrated)
+  } else if (protocol == "infiniband") {
+    *efficiency = 0.98;  // IB MTU 4096: ~98 % payload
+    *overhead = 3e-6;    // GPUDirect RDMA, no host staging
+  } else if (protocol == "tcp") {
+    *efficiency = 0.75;  // socket copies and congestion control: ~3/4 of line rate
+    *overhead = 25e-6;   // kernel stack both ends
+  } else {
+    return false;
+  }
+  return true;
+}
+
+double ClusterSpec::gpu_slowdown(int r) const {
+  if (r <= 0 || gpu_speed_cv <= 0) return 1.0;
+  // A fixed, portable stream: splitmix64 of the GPU index, Box-Muller to a normal draw.
+  auto mix = [](uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  const double u1 = (static_cast<double>(mix(2 * static_cast<uint64_t>(r)) >> 11) + 0.5) / 9007199254740992.0;
+  const double u2 = (static_cast<double>(mix(2 * static_cast<uint64_t>(r) + 1) >> 11) + 0.5) / 9007199254740992.0;
+  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  return std::max(0.05, 1.0 + gpu_speed_cv * std::clamp(z, -3.5, 3.5));
+}
+
+double NetworkSpec::effective_efficiency() const {
+  double e = 1, o = 0;
+  if (efficiency >= 0) return efficiency;
+  return protocol_defaults(protocol, &e, &o) ? e : 1.0;
+}
+
+double NetworkSpec::effective_overhead() const {
+  double e = 1, o = 0;
+  if (message_overhead >= 0) return message_overhead;
+  return protocol_defaults(protocol, &e, &o) ? o : 0.0;
+}
+
+}  // namespace hvd::sim

@@ -1,0 +1,272 @@
+#include "hvd/sim/runner.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "hvd/replay/training_step.h"
+#include "hvd/sim/isolate.h"
+#include "hvd/workloads/gpu_catalog.h"
+#include "hvd/workloads/model_registry.h"
+#include "hvd/workloads/step_plan.h"
+
+namespace hvd::sim {
+
+using nlohmann::json;
+
+namespace {
+
+std::string file_safe(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '=') c = '_';
+  return s;
+}
+
+std::map<std::string, std::string> shown_knobs(const ScenarioPoint& pt) {
+  std::map<std::string, std::string> k;
+  for (const auto& [name, value] : pt.config.describe())
+    if (name == "fusion_threshold" || name == "cycle_time_ms" || name == "allreduce_algorithm" ||
+        name == "hierarchical_allreduce" || name == "cache_capacity")
+      k[name] = value;
+  for (const auto& [name, value] : pt.knobs) k[name] = value;
+  return k;
+}
+
+json to_json(const RunOutcome& o) {
+  const report::RunRecord& r = o.record;
+  json j = {{"model", r.model}, {"np", r.np}, {"batch_size", r.batch_size}, {"gpu", r.gpu},
+            {"label", r.label}, {"images_per_sec", r.images_per_sec},
+            {"images_per_sec_ci95", r.images_per_sec_ci95}, {"step_time_s", r.step_time_s},
+            {"compute_s", r.compute_s}, {"exposed_comm_s", r.exposed_comm_s},
+            {"negotiation_s", r.negotiation_s}, {"steps", r.steps}, {"knobs", r.knobs},
+            {"wall_s", o.wall_s}, {"simulated_s", o.simulated_s}, {"peak_rss_kib", o.peak_rss_kib}};
+  json cs = json::array();
+  for (const auto& c : r.collectives)
+    cs.push_back({{"op", c.op}, {"calls", c.calls}, {"bytes", c.bytes}, {"time_s", c.time_s},
+                  {"algbw_gbps", c.algbw_gbps}, {"busbw_gbps", c.busbw_gbps}});
+  j["collectives"] = cs;
+  return j;
+}
+
+RunOutcome from_json(const json& j) {
+  RunOutcome o;
+  report::RunRecord& r = o.record;
+  r.model = j["model"];
+  r.np = j["np"];
+  r.batch_size = j["batch_size"];
+  r.gpu = j["gpu"];
+  r.label = j["label"];
+  r.images_per_sec = j["images_per_sec"];
+  r.images_per_sec_ci95 = j["images_per_sec_ci95"];
+  r.step_time_s = j["step_time_s"];
+  r.compute_s = j["compute_s"];
+  r.exposed_comm_s = j["exposed_comm_s"];
+  r.negotiation_s = j["negotiation_s"];
+  r.steps = j["steps"];
+  r.knobs = j["knobs"].get<std::map<std::string, std::string>>();
+  for (const auto& c : j["collectives"]) {
+    report::CollectiveRecord cr;
+    cr.op = c["op"];
+    cr.calls = c["calls"];
+    cr.bytes = c["bytes"];
+    cr.time_s = c["time_s"];
+    cr.algbw_gbps = c["algbw_gbps"];
+    cr.busbw_gbps = c["busbw_gbps"];
+    r.collectives.push_back(cr);
+  }
+  o.wall_s = j["wall_s"];
+  o.simulated_s = j["simulated_s"];
+  o.peak_rss_kib = j["peak_rss_kib"];
+  return o;
+}
+
+// Job-wide figures from every rank's replay.
+void summarise(const std::vector<replay::ReplayResult>& res, const workloads::StepPlan& plan,
+               int np, RunOutcome* out) {
+  report::RunRecord& r = out->record;
+  const size_t steps = res.empty() ? 0 : res[0].steps.size();
+  std::vector<double> rates(steps, 0.0);
+  for (const auto& rr : res) {
+    r.step_time_s += rr.mean.step_s / np;
+    r.compute_s += rr.mean.compute_s / np;
+    r.exposed_comm_s += rr.mean.exposed_comm_s / np;
+    r.negotiation_s += rr.mean.negotiation_s / np;
+    r.images_per_sec += rr.samples_per_sec;
+    for (size_t k = 0; k < steps && k < rr.steps.size(); ++k) rates[k] += plan.batch / rr.steps[k].step_s;
+  }
+  if (steps > 1) {
+    double mean = 0, var = 0;
+    for (double x : rates) mean += x / static_cast<double>(steps);
+    for (double x : rates) var += (x - mean) * (x - mean) / static_cast<double>(steps - 1);
+    r.images_per_sec_ci95 = 1.96 * std::sqrt(var / static_cast<double>(steps));
+  }
+  r.steps = static_cast<int>(steps);
+  report::CollectiveRecord c;
+  c.op = "allreduce";
+  if (!res.empty()) {
+    c.calls = res[0].allreduce_calls * static_cast<int64_t>(steps);
+    c.bytes = res[0].allreduce_bytes * static_cast<int64_t>(steps);
+    c.time_s = res[0].allreduce_time_s * static_cast<double>(steps);
+  }
+  report::fill_bandwidth(&c, np);
+  if (np > 1) r.collectives.push_back(c);
+}
+
+}  // namespace
+
+std::string timeline_name(const std::string& model, int np, const std::string& label) {
+  std::string n = file_safe(model) + "_np" + std::to_string(np);
+  if (!label.empty()) n += "_" + file_safe(label);
+  return n + ".json";
+}
+
+Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
+                    const RunOptions& opts, RunOutcome* out) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  auto trace = workloads::find_model(model);
+  if (!trace) return Status::InvalidArgument(trace.error());
+  auto plan = workloads::make_step_plan(*trace, pt.cluster.gpu, pt.workload.batch_size);
+  if (!plan) return Status::InvalidArgument(plan.error());
+  // Each GPU computes at its own speed (cluster.gpu_speed_cv): its own step plan.
+  auto scale = workloads::compute_scale(trace->reference_gpu, pt.cluster.gpu);
+  if (!scale) return Status::InvalidArgument(scale.error());
+  std::vector<workloads::StepPlan> plans;
+  for (int r = 0; r < np; ++r) {
+    const double f = pt.cluster.gpu_slowdown(r);
+    if (f == 1.0) {
+      plans.push_back(*plan);
+      continue;
+    }
+    auto pr = workloads::make_step_plan(*trace, *scale * f, pt.workload.batch_size);
+    if (!pr) return Status::InvalidArgument(pr.error());
+    plans.push_back(std::move(*pr));
+  }
+  WorldOptions wo;
+  wo.cluster = pt.cluster;
+  wo.model = pt.simulation;
+  wo.gpu_cost = pt.device;
+  wo.np = np;
+  wo.with_data = opts.with_data || pt.with_data;
+  wo.config = pt.config;
+  wo.config.timeline.clear();  // one shared writer per run instead
+  std::unique_ptr<TimelineWriter> tl;
+  if (!opts.timeline_dir.empty()) {
+    Status s;
+    tl = TimelineWriter::open(opts.timeline_dir + "/" + timeline_name(model, np, pt.label), &s);
+    if (!s.ok()) return s;
+    wo.timeline = tl.get();
+  }
+  replay::ReplayOptions ro;
+  ro.warmup_steps = pt.workload.warmup_steps;
+  ro.steps = pt.workload.steps;
+  ro.phantom = !wo.with_data;
+  ro.device = pt.device.host_staged ? DeviceKind::kCPU : DeviceKind::kGPU;
+  ro.optimizer_s = pt.workload.optimizer_s;
+  ro.timeline = tl.get();
+  ro.time_origin = 0;
+  std::vector<replay::ReplayResult> results(static_cast<size_t>(np));
+  std::vector<Status> statuses(static_cast<size_t>(np));
+  WorldInfo info;
+  Status s = simulate(
+      wo,
+      [&](Runtime& rt, RankSeams& seams) {
+        statuses[static_cast<size_t>(seams.rank)] =
+            replay::replay_training(rt, *seams.platform, plans[static_cast<size_t>(seams.rank)], ro,
+                                    &results[static_cast<size_t>(seams.rank)]);
+      },
+      &info);
+  if (!s.ok()) return s;
+  for (const Status& st : statuses)
+    if (!st.ok()) return st;
+  if (tl) tl->flush();
+  report::RunRecord& r = out->record;
+  r.model = trace->name;
+  r.np = np;
+  r.batch_size = pt.workload.batch_size;
+  r.gpu = pt.cluster.gpu;
+  r.label = pt.label;
+  r.knobs = shown_knobs(pt);
+  summarise(results, *plan, np, out);
+  out->simulated_s = info.simulated_s;
+  out->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  out->peak_rss_kib = ru.ru_maxrss;
+  return Status::OK();
+}
+
+Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<report::RunRecord>* records,
+                    std::vector<RunOutcome>* outcomes) {
+  struct Key {
+    size_t point;
+    std::string model;
+    int np;
+    bool reported;
+  };
+  std::vector<Key> keys;
+  for (size_t p = 0; p < sc.points.size(); ++p) {
+    const ScenarioPoint& pt = sc.points[p];
+    for (const std::string& m : pt.workload.models) {
+      bool has_single = false;
+      for (int n : pt.np) has_single = has_single || n == 1;
+      if (!has_single) keys.push_back({p, m, 1, false});
+      for (int n : pt.np) keys.push_back({p, m, n, true});
+    }
+  }
+  std::vector<IsolatedJob> jobs;
+  for (const Key& k : keys) {
+    jobs.push_back([&sc, &opts, k](std::string* result) {
+      RunOutcome o;
+      Status s = simulate_run(sc.points[k.point], k.model, k.np, opts, &o);
+      if (s.ok()) *result = to_json(o).dump();
+      return s;
+    });
+  }
+  const int parallel = opts.parallel > 0 ? opts.parallel : (sc.points.empty() ? 1 : sc.points[0].parallel);
+  std::vector<std::string> results;
+  size_t finished = 0;
+  std::vector<Status> st = run_isolated_many(jobs, parallel, &results, [&](size_t i) {
+    ++finished;
+    if (!opts.progress) return;
+    std::ostringstream os;
+    os << "[" << finished << "/" << jobs.size() << "] " << keys[i].model << " np=" << keys[i].np;
+    if (!sc.points[keys[i].point].label.empty()) os << " " << sc.points[keys[i].point].label;
+    if (!results[i].empty()) {
+      json j = json::parse(results[i], nullptr, false);
+      if (!j.is_discarded())
+        os << ": " << static_cast<int64_t>(j["images_per_sec"].get<double>()) << " images/s, simulated "
+           << j["simulated_s"].get<double>() << " s in " << j["wall_s"].get<double>() << " s wall";
+    } else {
+      os << ": failed";
+    }
+    opts.progress(os.str());
+  });
+  for (size_t i = 0; i < st.size(); ++i)
+    if (!st[i].ok())
+      return Status(st[i].code(), keys[i].model + " np=" + std::to_string(keys[i].np) + ": " + st[i].message());
+  std::vector<RunOutcome> all;
+  for (const std::string& r : results) all.push_back(from_json(json::parse(r)));
+  // Scaling efficiency against the np=1 run of the same point and model.
+  std::map<std::pair<size_t, std::string>, double> single;
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i].np == 1) single[{keys[i].point, keys[i].model}] = all[i].record.images_per_sec;
+  records->clear();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    RunOutcome& o = all[i];
+    o.record.images_per_sec_single = single[{keys[i].point, keys[i].model}];
+    if (o.record.images_per_sec_single > 0)
+      o.record.scaling_efficiency = o.record.images_per_sec / (o.record.np * o.record.images_per_sec_single);
+    if (keys[i].reported) {
+      records->push_back(o.record);
+      if (outcomes) outcomes->push_back(o);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace hvd::sim

@@ -1,0 +1,289 @@
+// Field-by-field reading of a scenario document. Unknown keys are errors (typos must not
+// pass silently); every message names the path, shows the value and says what was wanted.
+#include <cmath>
+#include <set>
+
+#include "core/units.h"
+#include "hvd/workloads/gpu_catalog.h"
+#include "hvd/workloads/model_registry.h"
+#include "scenario_json.h"
+
+namespace hvd::sim {
+
+using nlohmann::json;
+
+std::string show_json(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const json& v, const std::string& expected) {
+  throw ScenarioError(path, show_json(v) + " is not " + expected);
+}
+
+void only_keys(const json& obj, const std::string& path, std::initializer_list<const char*> keys) {
+  if (!obj.is_object()) fail(path, obj, "an object");
+  std::set<std::string> allowed(keys.begin(), keys.end());
+  for (const auto& [k, v] : obj.items()) {
+    if (allowed.count(k)) continue;
+    std::string list;
+    for (const char* a : keys) list += std::string(list.empty() ? "" : ", ") + a;
+    throw ScenarioError(path.empty() ? k : path + "." + k, "unknown key; expected one of " + list);
+  }
+}
+
+std::string join(const std::string& path, const char* key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+int get_int(const json& obj, const std::string& path, const char* key, int def, int lo, int hi) {
+  if (!obj.contains(key)) return def;
+  const json& v = obj[key];
+  const std::string p = join(path, key);
+  const std::string want = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (!v.is_number_integer() && !v.is_number_unsigned()) fail(p, v, want);
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi) : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
+    fail(p, v, want);
+  return static_cast<int>(v.get<int64_t>());
+}
+
+double get_number(const json& obj, const std::string& path, const char* key, double def, double lo,
+                  double hi) {
+  if (!obj.contains(key)) return def;
+  const json& v = obj[key];
+  const std::string p = join(path, key);
+  std::ostringstream want;
+  want << "a number in [" << lo << ", " << hi << "]";
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo || v.get<double>() > hi)
+    fail(p, v, want.str());
+  return v.get<double>();
+}
+
+bool get_bool(const json& obj, const std::string& path, const char* key, bool def) {
+  if (!obj.contains(key)) return def;
+  if (!obj[key].is_boolean()) fail(join(path, key), obj[key], "true or false");
+  return obj[key].get<bool>();
+}
+
+std::string get_string(const json& obj, const std::string& path, const char* key,
+                       const std::string& def, std::initializer_list<const char*> allowed = {}) {
+  if (!obj.contains(key)) return def;
+  const json& v = obj[key];
+  std::string list;
+  for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + a;
+  const std::string want = allowed.size() ? "one of " + list : "a string";
+  if (!v.is_string()) fail(join(path, key), v, want);
+  const std::string s = v.get<std::string>();
+  if (allowed.size()) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || s == a;
+    if (!ok) fail(join(path, key), v, want);
+  }
+  return s;
+}
+
+double get_bandwidth(const json& obj, const std::string& path, const char* key, double def,
+                     bool allow_zero = false) {
+  if (!obj.contains(key)) return def;
+  const json& v = obj[key];
+  const std::string want = "a bandwidth with a unit (e.g. \"25Gbps\", \"12GBps\")";
+  if (!v.is_string()) fail(join(path, key), v, want);
+  auto b = parse_bandwidth(v.get<std::string>());
+  if (!b) fail(join(path, key), v, want + (v.get<std::string>().starts_with("-") ? " >= 0" : ""));
+  if (!(*b > 0) && !allow_zero) fail(join(path, key), v, "a bandwidth > 0");
+  if (!std::isfinite(*b)) fail(join(path, key), v, "a finite bandwidth");
+  return *b;
+}
+
+double get_seconds(const json& obj, const std::string& path, const char* key, double def) {
+  if (!obj.contains(key)) return def;
+  const json& v = obj[key];
+  const std::string want = "a duration with a unit (e.g. \"5us\", \"1.5ms\")";
+  if (!v.is_string()) fail(join(path, key), v, want);
+  auto s = parse_seconds(v.get<std::string>());
+  if (!s || !std::isfinite(*s) || *s > 1e6) fail(join(path, key), v, want);
+  return *s;
+}
+
+void read_intra(const json& j, const std::string& path, const std::string& gpu, IntraNodeSpec* o) {
+  only_keys(j, path, {"type", "bandwidth", "latency"});
+  o->type = get_string(j, path, "type", o->type, {"pcie", "nvlink"});
+  o->bandwidth = get_bandwidth(j, path, "bandwidth", 0);
+  o->latency = get_seconds(j, path, "latency", o->latency);
+  if (o->type == "nvlink" && o->bandwidth == 0) {
+    auto g = workloads::find_gpu(gpu);
+    if (g && g->nvlink_gbps <= 0)
+      throw ScenarioError(join(path, "type"), "\"nvlink\" but GPU \"" + gpu +
+                                                  "\" has no NVLink; give intra_node.bandwidth or use \"pcie\"");
+  }
+}
+
+void read_network(const json& j, const std::string& path, NetworkSpec* o) {
+  only_keys(j, path, {"topology", "bandwidth", "latency", "nic", "protocol", "efficiency",
+                      "message_overhead", "servers_per_switch", "oversubscription", "torus_dims"});
+  o->topology = get_string(j, path, "topology", o->topology, {"star", "fat_tree", "torus"});
+  o->bandwidth = get_bandwidth(j, path, "bandwidth", o->bandwidth);
+  o->latency = get_seconds(j, path, "latency", o->latency);
+  o->nic = get_string(j, path, "nic", o->nic, {"per_server", "per_gpu"});
+  o->protocol = get_string(j, path, "protocol", o->protocol, {"roce", "infiniband", "tcp"});
+  o->efficiency = get_number(j, path, "efficiency", -1, 0.01, 1.0);
+  o->message_overhead = get_seconds(j, path, "message_overhead", -1);
+  o->servers_per_switch = get_int(j, path, "servers_per_switch", o->servers_per_switch, 1, 1 << 16);
+  o->oversubscription = get_number(j, path, "oversubscription", o->oversubscription, 1.0, 1024.0);
+  o->torus_dims = get_string(j, path, "torus_dims", o->torus_dims);
+}
+
+void read_device(const json& j, const std::string& path, DeviceCostSpec* o) {
+  only_keys(j, path, {"copy_bandwidth", "reduce_bandwidth", "host_staged", "pcie_bandwidth",
+                      "host_reduce_bandwidth"});
+  o->copy_bandwidth = get_bandwidth(j, path, "copy_bandwidth", o->copy_bandwidth, true);
+  o->reduce_bandwidth = get_bandwidth(j, path, "reduce_bandwidth", o->reduce_bandwidth, true);
+  o->host_staged = get_bool(j, path, "host_staged", o->host_staged);
+  o->pcie_bandwidth = get_bandwidth(j, path, "pcie_bandwidth", o->pcie_bandwidth);
+  o->host_reduce_bandwidth = get_bandwidth(j, path, "host_reduce_bandwidth", o->host_reduce_bandwidth);
+}
+
+void read_cluster(const json& j, ScenarioPoint* o) {
+  const std::string path = "cluster";
+  only_keys(j, path, {"nodes", "gpus_per_node", "gpu", "gpu_speed_cv", "intra_node", "network", "device",
+                      "platform_file"});
+  ClusterSpec& c = o->cluster;
+  c.nodes = get_int(j, path, "nodes", c.nodes, 1, 1 << 16);
+  c.gpus_per_node = get_int(j, path, "gpus_per_node", c.gpus_per_node, 1, 64);
+  c.gpu = get_string(j, path, "gpu", c.gpu);
+  c.gpu_speed_cv = get_number(j, path, "gpu_speed_cv", c.gpu_speed_cv, 0.0, 0.25);
+  auto g = workloads::find_gpu(c.gpu);
+  if (!g) throw ScenarioError("cluster.gpu", show_json(j["gpu"]) + " is not a known GPU (" + g.error() + ")");
+  // Device memory operations: a copy reads and writes every byte, a reduction reads two
+  // operands and writes one.
+  o->device.copy_bandwidth = g->memory_gbps * 1e9 / 2;
+  o->device.reduce_bandwidth = g->memory_gbps * 1e9 / 3;
+  o->device.pcie_bandwidth = g->pcie_gbps * 1e9 * 0.75;
+  if (j.contains("intra_node")) read_intra(j["intra_node"], "cluster.intra_node", c.gpu, &c.intra);
+  if (j.contains("network")) read_network(j["network"], "cluster.network", &c.network);
+  if (j.contains("device")) read_device(j["device"], "cluster.device", &o->device);
+  c.platform_file = get_string(j, path, "platform_file", "");
+  if (c.network.topology == "torus" && c.platform_file.empty()) {
+    unsigned long long prod = 1;
+    bool ok = !c.network.torus_dims.empty();
+    size_t start = 0;
+    const std::string& d = c.network.torus_dims;
+    while (ok && start <= d.size()) {
+      size_t x = d.find('x', start);
+      std::string part = d.substr(start, x == std::string::npos ? std::string::npos : x - start);
+      ok = !part.empty() && part.size() < 7 && part.find_first_not_of("0123456789") == std::string::npos &&
+           std::stoul(part) > 0;
+      if (ok) prod *= std::stoul(part);
+      if (x == std::string::npos) break;
+      start = x + 1;
+    }
+    if (!ok || prod != static_cast<unsigned long long>(c.nodes))
+      throw ScenarioError("cluster.network.torus_dims", show_json(d) + " is not a list of dimensions like \"8x4x4\" whose product is cluster.nodes (" + std::to_string(c.nodes) + ")");
+  }
+}
+
+void read_workload(const json& j, WorkloadSpec* w) {
+  const std::string path = "workload";
+  only_keys(j, path, {"models", "model", "batch_size", "steps", "warmup_steps", "optimizer_time"});
+  w->models.clear();
+  if (j.contains("model")) w->models.push_back(get_string(j, path, "model", ""));
+  if (j.contains("models")) {
+    const json& m = j["models"];
+    if (!m.is_array() || m.empty()) fail("workload.models", m, "a non-empty array of model names");
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (!m[i].is_string()) fail("workload.models[" + std::to_string(i) + "]", m[i], "a model name");
+      w->models.push_back(m[i].get<std::string>());
+    }
+  }
+  if (w->models.empty()) throw ScenarioError("workload.models", "missing; expected a list of model names");
+  for (size_t i = 0; i < w->models.size(); ++i) {
+    auto t = workloads::find_model(w->models[i]);
+    if (!t) {
+      std::string known;
+      for (const auto& n : workloads::builtin_model_names()) known += (known.empty() ? "" : ", ") + n;
+      throw ScenarioError("workload.models[" + std::to_string(i) + "]",
+                          show_json(w->models[i]) + " is not a known model (" + known + ", or a trace .json): " + t.error());
+    }
+  }
+  w->batch_size = get_int(j, path, "batch_size", w->batch_size, 1, 1 << 20);
+  w->steps = get_int(j, path, "steps", w->steps, 1, 100000);
+  w->warmup_steps = get_int(j, path, "warmup_steps", w->warmup_steps, 0, 100000);
+  w->optimizer_s = get_seconds(j, path, "optimizer_time", w->optimizer_s);
+}
+
+void read_runtime(const json& j, ScenarioPoint* o) {
+  if (!j.is_object()) fail("runtime", j, "an object of knob: value");
+  for (const auto& [k, v] : j.items()) {
+    const std::string p = "runtime." + k;
+    std::string text;
+    if (v.is_string()) text = v.get<std::string>();
+    else if (v.is_boolean()) text = v.get<bool>() ? "true" : "false";
+    else if (v.is_number()) text = v.dump();
+    else fail(p, v, "a knob value (string, number or boolean)");
+    Status s = o->config.set(k, text);
+    if (!s.ok()) {
+      std::string known;
+      for (const auto& [name, doc] : Config::knob_docs()) known += (known.empty() ? "" : ", ") + name;
+      if (s.message().find("unknown") != std::string::npos)
+        throw ScenarioError(p, "unknown runtime knob; expected one of " + known);
+      throw ScenarioError(p, show_json(v) + " is not a valid value (" + s.message() + ")");
+    }
+    o->knobs[k] = text;
+  }
+  Status s = o->config.validate();
+  if (!s.ok()) throw ScenarioError("runtime", s.message());
+}
+
+void read_simulation(const json& j, ScenarioPoint* o) {
+  const std::string path = "simulation";
+  only_keys(j, path, {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance"});
+  o->simulation.network_model = get_string(j, path, "network_model", o->simulation.network_model,
+                                           {"CM02", "LV08", "SMPI", "IB"});
+  o->simulation.cross_traffic = get_bool(j, path, "cross_traffic", o->simulation.cross_traffic);
+  o->with_data = get_bool(j, path, "with_data", o->with_data);
+  o->parallel = get_int(j, path, "parallel", o->parallel, 1, 64);
+  o->simulation.stack_kib = get_int(j, path, "stack_kib", o->simulation.stack_kib, 64, 65536);
+  o->simulation.device_tolerance = get_seconds(j, path, "device_tolerance", o->simulation.device_tolerance);
+}
+
+void read_np(const json& doc, ScenarioPoint* o) {
+  const int gpus = o->cluster.gpus();
+  if (!doc.contains("sweep") || !doc["sweep"].is_object() || !doc["sweep"].contains("np")) {
+    o->np = {gpus};
+    return;
+  }
+  const json& np = doc["sweep"]["np"];
+  if (!np.is_array() || np.empty()) fail("sweep.np", np, "a non-empty array of rank counts");
+  for (size_t i = 0; i < np.size(); ++i) {
+    const std::string p = "sweep.np[" + std::to_string(i) + "]";
+    if (!np[i].is_number_integer() || np[i].get<int64_t>() < 1 || np[i].get<int64_t>() > (1 << 20))
+      fail(p, np[i], "a positive integer");
+    const int n = static_cast<int>(np[i].get<int64_t>());
+    if (o->cluster.platform_file.empty() && n > gpus)
+      throw ScenarioError(p, std::to_string(n) + " does not fit the cluster (" +
+                                 std::to_string(o->cluster.nodes) + " nodes x " +
+                                 std::to_string(o->cluster.gpus_per_node) + " GPUs = " +
+                                 std::to_string(gpus) + ")");
+    o->np.push_back(n);
+  }
+}
+
+}  // namespace
+
+void read_point(const json& doc, ScenarioPoint* o) {
+  only_keys(doc, "", {"$schema", "name", "description", "cluster", "workload", "runtime", "sweep", "simulation"});
+  if (doc.contains("name") && !doc["name"].is_string()) fail("name", doc["name"], "a string");
+  if (doc.contains("description") && !doc["description"].is_string()) fail("description", doc["description"], "a string");
+  if (!doc.contains("cluster")) throw ScenarioError("cluster", "missing; expected the cluster object");
+  if (!doc.contains("workload")) throw ScenarioError("workload", "missing; expected the workload object");
+  read_cluster(doc["cluster"], o);
+  read_workload(doc["workload"], &o->workload);
+  if (doc.contains("runtime")) read_runtime(doc["runtime"], o);
+  if (doc.contains("simulation")) read_simulation(doc["simulation"], o);
+  read_np(doc, o);
+}
+
+}  // namespace hvd::sim

@@ -1,0 +1,135 @@
+// simulate() / simulate_ranks(): one SimGrid engine, the platform of the cluster, and one
+// actor per rank on its GPU host running the body over the simulated seams.
+#include <simgrid/s4u.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <mutex>
+
+#include "hvd/sim/world.h"
+#include "hvd/workloads/gpu_catalog.h"
+#include "seams.h"
+#include "topology.h"
+
+namespace hvd::sim {
+namespace {
+
+// Network-model configuration, chosen on purpose (docs/simulator.md, "Network model").
+void configure_engine(sg4::Engine& e, const SimModelSpec& m) {
+  e.set_config("network/model:" + m.network_model);
+  e.set_config(std::string("network/crosstraffic:") + (m.cross_traffic ? "1" : "0"));
+  e.set_config("network/TCP-gamma:0");  // no TCP window bound: RDMA, and TCP via efficiency
+  e.set_config("contexts/stack-size:" + std::to_string(m.stack_kib));
+  e.set_config("contexts/guard-size:0");
+  if (const char* extra = std::getenv("HVD_SIM_SIMGRID_CFG"))  // experiments: "a:b;c:d"
+    for (std::string kv : std::vector<std::string>{extra}) {
+      size_t start = 0;
+      while (start < kv.size()) {
+        size_t end = kv.find(';', start);
+        e.set_config(kv.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) break;
+        start = end + 1;
+      }
+    }
+}
+
+std::unique_ptr<sg4::Engine> make_engine() {
+  static int argc = 3;
+  static char a0[] = "hvdsim", a1[] = "--log=root.thres:critical", a2[] = "--log=xbt_cfg.thres:critical";
+  static char* argv[] = {a0, a1, a2, nullptr};
+  return std::make_unique<sg4::Engine>(&argc, argv);
+}
+
+}  // namespace
+
+Status check_world(const WorldOptions& o) {
+  const ClusterSpec& c = o.cluster;
+  if (o.np < 1) return Status::InvalidArgument("np: " + std::to_string(o.np) + " is not a positive integer");
+  if (c.platform_file.empty() && o.np > c.gpus())
+    return Status::InvalidArgument("np: " + std::to_string(o.np) + " does not fit the cluster (" +
+                                   std::to_string(c.nodes) + " nodes x " +
+                                   std::to_string(c.gpus_per_node) + " GPUs = " +
+                                   std::to_string(c.gpus()) + " GPUs)");
+  const std::string& nm = o.model.network_model;
+  if (nm != "CM02" && nm != "LV08" && nm != "SMPI" && nm != "Constant" && nm != "IB")
+    return Status::InvalidArgument("simulation.network_model: \"" + nm +
+                                   "\" is not a SimGrid network model (CM02, LV08, SMPI, IB, Constant)");
+  return Status::OK();
+}
+
+Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&)>& body,
+                      WorldInfo* info) {
+  Status s = check_world(o);
+  if (!s.ok()) return s;
+  auto engine = make_engine();
+  configure_engine(*engine, o.model);
+  BuiltPlatform plat;
+  s = build_platform(o.cluster, &plat);
+  if (!s.ok()) return s;
+  if (o.np > static_cast<int>(plat.gpus.size()))
+    return Status::InvalidArgument("np: " + std::to_string(o.np) + " does not fit the platform (" +
+                                   std::to_string(plat.gpus.size()) + " hosts)");
+  plat.gpus.resize(static_cast<size_t>(o.np));
+  plat.node_of.resize(static_cast<size_t>(o.np));
+  auto fabric = std::make_shared<SimFabric>(plat.gpus, plat.node_of);
+  DeviceCostSpec host_cost = o.gpu_cost;
+  host_cost.host_staged = false;
+  for (int r = 0; r < o.np; ++r) {
+    sg4::Actor::create("rank" + std::to_string(r), plat.gpus[static_cast<size_t>(r)], [&, r] {
+      DeviceClock clock(o.model.device_tolerance);
+      auto platform = make_sim_platform(&clock);
+      auto transport = make_sim_transport(fabric, r, &clock);
+      auto gpu = make_sim_device(DeviceKind::kGPU, o.gpu_cost, o.with_data, &clock);
+      auto cpu = make_sim_device(DeviceKind::kCPU, host_cost, o.with_data, &clock);
+      RankSeams seams{r, platform.get(), transport.get(), gpu.get(), cpu.get()};
+      body(seams);
+    });
+  }
+  engine->run();
+  if (const char* st = std::getenv("HVD_SIM_STATS"); st && st[0] == '1')
+    for (int t = 0; t < 8; ++t)
+      if (fabric->messages[t])
+        std::cerr << "hvdsim stats: tag " << t << ": " << fabric->messages[t] << " messages, "
+                  << fabric->bytes[t] << " bytes\n";
+  if (info) {
+    info->simulated_s = sg4::Engine::get_clock();
+    info->network_model = o.model.network_model;
+    info->actors = o.np;
+  }
+  return Status::OK();
+}
+
+Status simulate(const WorldOptions& o, const std::function<void(Runtime&, RankSeams&)>& body,
+                WorldInfo* info) {
+  std::vector<Status> results(static_cast<size_t>(std::max(0, o.np)));
+  Status s = simulate_ranks(
+      o,
+      [&](RankSeams& seams) {
+        RuntimeOptions ro;
+        ro.platform = seams.platform;
+        ro.transport = seams.transport;
+        ro.cpu = seams.cpu;
+        ro.gpu = seams.gpu;
+        ro.config = o.config;
+        ro.timeline = o.timeline;
+        ro.log = o.log;
+        // Timeline ts 0 = simulated time 0 (0 itself would mean "agree on rank 0's clock").
+        ro.time_origin = std::numeric_limits<double>::denorm_min();
+        Runtime rt(ro);
+        Status st = rt.start();
+        if (st.ok()) {
+          body(rt, seams);
+          st = rt.shutdown();
+        }
+        results[static_cast<size_t>(seams.rank)] = st;
+      },
+      info);
+  if (!s.ok()) return s;
+  if (info) info->actors = 2LL * o.np;
+  for (auto& r : results)
+    if (!r.ok()) return r;
+  return Status::OK();
+}
+
+}  // namespace hvd::sim
