@@ -385,12 +385,8 @@ int fail(const std::string& what, const Status& s, int np) {
 
 int run_collective_mode(const Options& o) {
   Config cfg;
-  Status s = Config::from_process_env(&cfg);
-  if (s.ok()) s = cfg.validate();
-  if (!s.ok()) {
-    std::cerr << "hvdbench: runtime knobs: " << s.message() << "\n";
-    return kExitBadInput;
-  }
+  if (!knobs_from_env(&cfg)) return kExitBadInput;
+  Status s;
   s = init_mpi(nullptr, nullptr);
   if (!s.ok()) {
     std::cerr << "hvdbench: MPI start-up: " << s.message() << "\n";

@@ -295,12 +295,8 @@ int run_model_mode(const Options& o, bool mpi) {
     return kExitBadInput;
   }
   Config cfg;
-  Status s = Config::from_process_env(&cfg);
-  if (s.ok()) s = cfg.validate();
-  if (!s.ok()) {
-    std::cerr << "hvdbench: runtime knobs: " << s.message() << "\n";
-    return kExitBadInput;
-  }
+  if (!knobs_from_env(&cfg)) return kExitBadInput;
+  Status s;
   int rank = 0, size = 1;
   double origin = 0;
 #ifdef HVD_HAVE_MPI

@@ -1,16 +1,15 @@
 #include "rank_runtime.h"
 
+#include <iostream>
+
 #include "hvd/mpi.h"
 
 namespace hvd::bench {
 
-std::string rank_file(const std::string& path, int rank) {
-  if (rank == 0) return path;
-  const size_t dot = path.rfind('.');
-  const size_t slash = path.rfind('/');
-  const std::string tag = ".rank" + std::to_string(rank);
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + tag;
-  return path.substr(0, dot) + tag + path.substr(dot);
+bool knobs_from_env(Config* cfg) {
+  Status s = Config::from_process_env(cfg);
+  if (!s.ok()) std::cerr << "hvdbench: runtime knobs: " << s.message() << "\n";
+  return s.ok();
 }
 
 RankRuntime::~RankRuntime() {
@@ -35,7 +34,7 @@ Status RankRuntime::start(WorldKind kind, const Config& config, double origin,
   // hvdbench owns the timeline so the replay's compute lane lands in the same file.
   Status s;
   if (!config.timeline.empty()) {
-    r->timeline_ = TimelineWriter::open(rank_file(config.timeline, r->transport_->rank()), &s);
+    r->timeline_ = TimelineWriter::open(timeline_rank_path(config.timeline, r->transport_->rank()), &s);
     if (!s.ok()) return s;
   }
   r->origin_ = origin > 0 ? origin : r->platform_->now();

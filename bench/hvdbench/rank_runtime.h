@@ -43,7 +43,8 @@ class RankRuntime {
   double origin_ = 0;
 };
 
-/// "timeline.json" -> "timeline.rank3.json" for ranks other than 0 (docs/formats.md).
-std::string rank_file(const std::string& path, int rank);
+
+/// Reads the HVD_*/HOROVOD_* knobs; on a bad value prints one line and returns false.
+bool knobs_from_env(Config* cfg);
 
 }  // namespace hvd::bench

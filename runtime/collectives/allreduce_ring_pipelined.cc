@@ -64,13 +64,27 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
                      next_recv, into});
     ++next_recv;
   };
-  auto send = [&](int s, int64_t j) {
+  // At most one chunk's slices plus 2 windows of sends in flight: the oldest is waited for
+  // first. That cannot deadlock: it needs the right neighbour to have consumed messages
+  // ~3 windows older than the ones we are processing, and a cycle of ranks each waiting
+  // on its right neighbour that way would have to be behind itself.
+  const size_t max_sends = static_cast<size_t>(ring.slices + 2 * window);
+  auto send = [&](int s, int64_t j) -> Status {
+    while (sends.size() >= max_sends) {
+      Status st = sends.front()->wait(c.deadline);
+      if (!st.ok()) return st;
+      sends.pop_front();
+    }
     const auto [a, b] = ring.slice(ring.send_chunk(s), j);
     if (b > a) sends.push_back(c.t.isend(right, offset(buf, static_cast<size_t>(a) * es),
                                          static_cast<size_t>(b - a) * es, kTagData));
+    return Status::OK();
   };
   // Step 0 sends our own chunk's slices straight away.
-  for (int64_t j = 0; j < ring.slices; ++j) send(0, j);
+  for (int64_t j = 0; j < ring.slices; ++j) {
+    Status st = send(0, j);
+    if (!st.ok()) return st;
+  }
   while (next_recv < total && next_recv < window) post_recv();
   while (!recvs.empty()) {
     Pending cur = std::move(recvs.front());
@@ -86,9 +100,10 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
       if (b > a) c.dev.reduce(offset(buf, static_cast<size_t>(a) * es), cur.into, b - a, dt, op);
     }
     if (next_recv < total) post_recv();  // its slot is free again
-    if (s + 1 < ring.steps()) send(s + 1, j);
-    // Sends are only waited for at the end: blocking on one here could wait for a
-    // neighbour that is itself blocked the same way (rendezvous transports).
+    if (s + 1 < ring.steps()) {
+      Status st = send(s + 1, j);
+      if (!st.ok()) return st;
+    }
   }
   Status first;
   for (auto& r : sends) {

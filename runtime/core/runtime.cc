@@ -17,16 +17,6 @@ LogLevel level_of(const Config& c) {
   return l;
 }
 
-// "timeline.json" -> "timeline.rank3.json" for ranks other than 0.
-std::string rank_file(const std::string& path, int rank) {
-  if (rank == 0) return path;
-  const size_t dot = path.rfind('.');
-  const size_t slash = path.rfind('/');
-  const std::string tag = ".rank" + std::to_string(rank);
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + tag;
-  return path.substr(0, dot) + tag + path.substr(dot);
-}
-
 TensorRequest to_message(const OpRequest& q, int rank) {
   TensorRequest m;
   m.rank = rank;
@@ -108,7 +98,7 @@ Status RuntimeImpl::start() {
   if (opts_.time_origin == 0) opts_.time_origin = origin;
   timeline_ = opts_.timeline;
   if (!timeline_ && !opts_.config.timeline.empty()) {
-    own_timeline_ = TimelineWriter::open(rank_file(opts_.config.timeline, t.rank()), &s);
+    own_timeline_ = TimelineWriter::open(timeline_rank_path(opts_.config.timeline, t.rank()), &s);
     if (!s.ok()) return s;
     timeline_ = own_timeline_.get();
   }

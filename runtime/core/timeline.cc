@@ -14,6 +14,19 @@ constexpr char kTail[] = "\n]\n";
 constexpr size_t kFlushBytes = 1 << 20;
 }  // namespace
 
+std::string timeline_rank_path(const std::string& path, int rank) {
+  if (rank == 0) return path;
+  const size_t dot = path.rfind('.');
+  const size_t slash = path.rfind('/');
+  std::string tag = ".rank";
+  tag += std::to_string(rank);
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + tag;
+  std::string out = path.substr(0, dot);
+  out += tag;
+  out += path.substr(dot);
+  return out;
+}
+
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());

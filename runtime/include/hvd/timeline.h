@@ -54,6 +54,10 @@ class TimelineWriter {
   bool first_ = true;
 };
 
+/// The file rank `rank` of a multi-process run writes: "timeline.json" stays for rank 0,
+/// "timeline.rank3.json" for rank 3 (docs/formats.md).
+std::string timeline_rank_path(const std::string& path, int rank);
+
 /// JSON string escaping for names.
 std::string json_escape(std::string_view s);
 
