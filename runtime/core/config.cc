@@ -121,7 +121,7 @@ Status Config::validate() const {
   if (stall_shutdown_time_s < 0) return Status::InvalidArgument("stall_shutdown_time_s must be >= 0");
   if (!one_of(allreduce_algorithm, {"auto", "ring", "pipelined_ring", "rhd", "hierarchical", "native"}))
     return Status::InvalidArgument("allreduce_algorithm '" + allreduce_algorithm +
-                                   "' is not one of auto|ring|rhd|hierarchical|native");
+                                   "' is not one of auto|ring|pipelined_ring|rhd|hierarchical|native");
   if (!one_of(allgather_algorithm, {"auto", "ring", "hierarchical", "native"}))
     return Status::InvalidArgument("allgather_algorithm '" + allgather_algorithm +
                                    "' is not one of auto|ring|hierarchical|native");

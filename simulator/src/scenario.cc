@@ -47,8 +47,6 @@ json value_of(const std::string& text) {
 std::string show_value(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 bool is_knob(const std::string& k) {
-  for (const auto& [name, doc] : Config::knob_docs())
-    if (name == k) return true;
   Config c;
   Status s = c.set(k, "");
   return s.message().find("unknown knob") == std::string::npos;
@@ -111,7 +109,14 @@ Status parse_scenario(const std::string& text, const std::string& source,
       const size_t eq = o.find('=');
       if (eq == std::string::npos || eq == 0)
         throw ScenarioError("--set " + o, "expected path=value (e.g. cluster.network.bandwidth=40Gbps)");
-      set_path(doc, o.substr(0, eq), value_of(o.substr(eq + 1)), "--set");
+      const std::string path = o.substr(0, eq);
+      if (path.rfind("sweep.", 0) == 0 && path.size() > 6) {  // sweep axes may contain dots
+        if (!doc.contains("sweep") || doc["sweep"].is_null()) doc["sweep"] = json::object();
+        if (!doc["sweep"].is_object()) throw ScenarioError("sweep", show_json(doc["sweep"]) + " is not an object");
+        doc["sweep"][path.substr(6)] = value_of(o.substr(eq + 1));
+        continue;
+      }
+      set_path(doc, path, value_of(o.substr(eq + 1)), "--set");
     }
     if (doc.contains("name") && doc["name"].is_string()) out->name = doc["name"].get<std::string>();
     std::vector<Axis> axes = sweep_axes(doc);

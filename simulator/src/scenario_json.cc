@@ -45,7 +45,9 @@ int get_int(const json& obj, const std::string& path, const char* key, int def, 
   const std::string p = join(path, key);
   const std::string want = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   if (!v.is_number_integer() && !v.is_number_unsigned()) fail(p, v, want);
-  if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi) : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
+  if (v.is_number_unsigned() ? (v.get<uint64_t>() > static_cast<uint64_t>(hi) ||
+                                 static_cast<int64_t>(v.get<uint64_t>()) < lo)
+                              : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
     fail(p, v, want);
   return static_cast<int>(v.get<int64_t>());
 }
@@ -226,7 +228,7 @@ void read_runtime(const json& j, ScenarioPoint* o) {
     Status s = o->config.set(k, text);
     if (!s.ok()) {
       std::string known;
-      for (const auto& [name, doc] : Config::knob_docs()) known += (known.empty() ? "" : ", ") + name;
+      for (const auto& [name, value] : Config().describe()) known += (known.empty() ? "" : ", ") + name;
       if (s.message().find("unknown") != std::string::npos)
         throw ScenarioError(p, "unknown runtime knob; expected one of " + known);
       throw ScenarioError(p, show_json(v) + " is not a valid value (" + s.message() + ")");

@@ -102,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{{"workload.batch_size=-1"}, "workload.batch_size: -1 is not an integer"},
         Bad{{"runtime.fusion_treshold=1"}, "runtime.fusion_treshold: unknown runtime knob; expected one of fusion_threshold"},
         Bad{{"runtime.fusion_threshold=lots"}, "runtime.fusion_threshold: \"lots\" is not a valid value"},
-        Bad{{"runtime.allreduce_algorithm=magic"}, "runtime: "},
+        Bad{{"runtime.allreduce_algorithm=magic"}, "runtime.allreduce_algorithm: \"magic\" is not a valid value (allreduce_algorithm 'magic' is not one of auto|ring|pipelined_ring"},
         Bad{{"sweep.warp_factor=[1]"}, "sweep.warp_factor: unknown sweep axis"},
         Bad{{"sweep.fusion_threshold=[]"}, "sweep.fusion_threshold: [] is not a non-empty array"},
         Bad{{"sweep.fusion_threshold=[\"1MiB\",\"x\"]"}, "(sweep point fusion_threshold=x)"},

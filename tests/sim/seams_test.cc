@@ -144,3 +144,65 @@ TEST(SimSeams, RuntimeStartsAndShutsDown) {
 
 }  // namespace
 }  // namespace hvd::sim
+
+namespace hvd::sim {
+namespace {
+
+// Every topology builder gives a world in which the runtime runs an allreduce; the
+// platform-XML path takes its GPUs and servers from the file.
+std::string allreduce_on(const WorldOptions& base) {
+  return isolated([base] {
+    WorldOptions o = base;
+    std::string r;
+    Status s = simulate(o, [&](Runtime& rt, RankSeams& k) {
+      Tensor x;
+      x.shape = {1 << 18};
+      x.device = DeviceKind::kGPU;
+      Status st = rt.allreduce("x", x, x);
+      if (k.rank == 0) r = st.to_string() + ";" + std::to_string(rt.cross_size()) + ";" + std::to_string(k.platform->now() > 0);
+    });
+    return s.ok() ? r : s.to_string();
+  });
+}
+
+TEST(SimTopology, StarFatTreeTorusNvlinkAndPlatformFile) {
+  WorldOptions o = star(4, 2);
+  o.cluster.network.nic = "per_server";
+  o.cluster.network.efficiency = -1;
+  o.cluster.network.message_overhead = -1;
+  EXPECT_EQ(allreduce_on(o), "OK;4;1");
+  o.cluster.network.topology = "fat_tree";
+  o.cluster.network.servers_per_switch = 2;
+  o.cluster.network.oversubscription = 2;
+  EXPECT_EQ(allreduce_on(o), "OK;4;1");
+  o.cluster.network.topology = "torus";
+  o.cluster.network.torus_dims = "2x2";
+  EXPECT_EQ(allreduce_on(o), "OK;4;1");
+  o.cluster.network.topology = "star";
+  o.cluster.gpu = "H100";
+  o.cluster.intra.type = "nvlink";
+  o.config.hierarchical_allreduce = true;
+  EXPECT_EQ(allreduce_on(o), "OK;4;1");
+  const std::string xml = ::testing::TempDir() + "hvdsim_platform.xml";
+  FILE* f = std::fopen(xml.c_str(), "w");
+  ASSERT_TRUE(f);
+  std::fputs(R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="world" routing="Full">
+    <cluster id="a" prefix="a-" suffix="" radical="0-1" speed="1Gf" bw="10GBps" lat="1us" bb_bw="100GBps" bb_lat="0us"/>
+    <cluster id="b" prefix="b-" suffix="" radical="0-1" speed="1Gf" bw="10GBps" lat="1us" bb_bw="100GBps" bb_lat="0us"/>
+    <link id="ab" bandwidth="3GBps" latency="5us"/>
+    <zoneRoute src="a" dst="b" gw_src="a-a_router" gw_dst="b-b_router"><link_ctn id="ab"/></zoneRoute>
+  </zone>
+</platform>
+)", f);
+  std::fclose(f);
+  WorldOptions x;
+  x.cluster.platform_file = xml;
+  x.np = 4;
+  EXPECT_EQ(allreduce_on(x), "OK;2;1");
+}
+
+}  // namespace
+}  // namespace hvd::sim
