@@ -42,72 +42,149 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
   ring.slices = std::max<int64_t>(1, (max_chunk + seg - 1) / seg);
   window = std::max(1, window);
   const int right = mod(ring.r + 1, p), left = mod(ring.r - 1, p);
+  const int64_t total = static_cast<int64_t>(ring.steps()) * ring.slices;  // messages each way
+  // Message i = (step i / slices, slice i % slices). A transfer carries `m` consecutive
+  // messages: 1 with real bytes; in a timing-only world (Transport::timing_transfers) up
+  // to `m` at once, so the sequence travels as at most that many transfers per link.
+  // Trains only for rings of single-slice steps long enough that each train spans at least
+  // 8 steps (shorter trains alias with the period of a server's hops; validated against a
+  // first-in-first-out ring model in tests/sim/alpha_beta_test.cc).
+  const int64_t want = c.t.timing_transfers();
+  int64_t m = want > 0 && ring.slices == 1 ? (total + want - 1) / want : 1;
+  if (m < 8) m = 1;
+  const int64_t units = (total + m - 1) / m;
+  // Trains on one link: at most two in flight (the next one's latency overlaps the
+  // previous one's bytes, as messages on one connection do, without many parallel flows).
+  if (m > 1) window = 2;
+  auto msg_elems = [&](int64_t i, bool incoming) {
+    const int s = static_cast<int>(i / ring.slices);
+    return ring.slice(incoming ? ring.recv_chunk(s) : ring.send_chunk(s), i % ring.slices);
+  };
   // Receive slots for reduce-scatter slices (allgather slices land in place).
   const size_t slot = static_cast<size_t>((max_chunk + ring.slices - 1) / ring.slices) * es;
-  if (c.scratch.size() < slot * static_cast<size_t>(window)) c.scratch.reserve(slot * static_cast<size_t>(window));
-  const int64_t total = static_cast<int64_t>(ring.steps()) * ring.slices;  // messages each way
+  if (m == 1 && c.scratch.size() < slot * static_cast<size_t>(window))
+    c.scratch.reserve(slot * static_cast<size_t>(window));
   struct Pending {
     std::unique_ptr<Request> req;
-    int64_t index;  // step * slices + slice
+    int64_t unit;
     void* into;
   };
   std::deque<Pending> recvs;
   std::deque<std::unique_ptr<Request>> sends;
-  int64_t next_recv = 0;
+  int64_t next_recv = 0;  // unit
+  int64_t next_send = 0;  // unit
+  // Trains: the message of step s reaches rank r one hop after step s-1 reached r-1, so a
+  // train's later messages became ready at the sender one by one, each a hop upstream
+  // later: its last message (step sL) arrives at r  sum_{s0 < s <= sL} hop(r - s) + hop(r)
+  // after its first left (hop(x): one message over the hop into rank x). With one slice
+  // per step (the only case trains are used), message i is step i; path[i] is the prefix
+  // sum of hop(r - s) over the steps s <= i, each with the bytes of that step's message.
+  std::vector<double> path;
+  double last_hop = 0;
+  if (m > 1) {
+    path.resize(static_cast<size_t>(total) + 1);
+    path[0] = 0;
+    for (int64_t i = 0; i < total; ++i) {
+      const auto [a, b] = msg_elems(i, true);
+      const int x = mod(ring.r - static_cast<int>(i), p);
+      path[static_cast<size_t>(i) + 1] =
+          path[static_cast<size_t>(i)] + (i == 0 ? 0.0 : c.t.timing_hop(mod(x - 1, p), x, static_cast<size_t>(b - a) * es));
+    }
+    const auto [a, b] = msg_elems(total - 1, true);
+    last_hop = c.t.timing_hop(left, ring.r, static_cast<size_t>(b - a) * es);
+  }
+  // Bytes of unit u (messages without elements are not sent) and, for an incoming train,
+  // the time from its start until its last message is in.
+  auto unit_size = [&](int64_t u, bool incoming, size_t* bytes) {
+    const int64_t first = u * m, last = std::min(total, u * m + m);
+    if (m > 1) {  // one slice per step: chunk sizes of an even split
+      *bytes = 0;
+      for (int64_t i = first; i < last; ++i) {
+        const auto [a, b] = msg_elems(i, incoming);
+        *bytes += static_cast<size_t>(b - a) * es;
+      }
+      return incoming && *bytes ? path[static_cast<size_t>(last)] - path[static_cast<size_t>(first) + 1] + last_hop : 0.0;
+    }
+    const auto [a, b] = msg_elems(first, incoming);
+    *bytes = b > a ? static_cast<size_t>(b - a) * es : 0;
+    return 0.0;
+  };
   auto post_recv = [&] {
-    const int s = static_cast<int>(next_recv / ring.slices);
-    const int64_t j = next_recv % ring.slices;
-    const auto [a, b] = ring.slice(ring.recv_chunk(s), j);
-    void* into = s < p - 1 ? offset(c.scratch.data(), static_cast<size_t>(next_recv % window) * slot)
-                           : offset(buf, static_cast<size_t>(a) * es);
-    recvs.push_back({b > a ? c.t.irecv(left, into, static_cast<size_t>(b - a) * es, kTagData) : nullptr,
-                     next_recv, into});
+    if (m == 1) {
+      const int s = static_cast<int>(next_recv / ring.slices);
+      const auto [a, b] = msg_elems(next_recv, true);
+      void* into = s < p - 1 ? offset(c.scratch.data(), static_cast<size_t>(next_recv % window) * slot)
+                             : offset(buf, static_cast<size_t>(a) * es);
+      recvs.push_back({b > a ? c.t.irecv(left, into, static_cast<size_t>(b - a) * es, kTagData) : nullptr,
+                       next_recv, into});
+    } else {
+      size_t bytes = 0;
+      const double path = unit_size(next_recv, true, &bytes);
+      recvs.push_back({bytes ? c.t.irecv_train(left, bytes, path, kTagData) : nullptr, next_recv, nullptr});
+    }
     ++next_recv;
   };
   // At most one chunk's slices plus 2 windows of sends in flight: the oldest is waited for
   // first. That cannot deadlock: it needs the right neighbour to have consumed messages
   // ~3 windows older than the ones we are processing, and a cycle of ranks each waiting
   // on its right neighbour that way would have to be behind itself.
-  const size_t max_sends = static_cast<size_t>(ring.slices + 2 * window);
-  auto send = [&](int s, int64_t j) -> Status {
-    while (sends.size() >= max_sends) {
-      Status st = sends.front()->wait(c.deadline);
-      if (!st.ok()) return st;
-      sends.pop_front();
+  const size_t max_sends = static_cast<size_t>((ring.slices + m - 1) / m + 2 * window);
+  // Message i can go once message i - slices has arrived (and been reduced); the first
+  // `slices` (our own chunk) at once. A transfer goes once the transfer `lag` before it
+  // has arrived: for single messages lag = slices exactly; a train that carries later
+  // steps goes one hop per transfer, like a ring of `units` steps each m times as long.
+  const int64_t lag = (ring.slices + m - 1) / m;
+  auto send_ready = [&](int64_t arrived_units) -> Status {
+    for (; next_send < std::min(units, arrived_units + lag); ++next_send) {
+      while (sends.size() >= max_sends) {
+        Status st = sends.front()->wait(c.deadline);
+        if (!st.ok()) return st;
+        sends.pop_front();
+      }
+      if (m == 1) {
+        const auto [a, b] = msg_elems(next_send, false);
+        if (b > a)
+          sends.push_back(c.t.isend(right, offset(buf, static_cast<size_t>(a) * es),
+                                    static_cast<size_t>(b - a) * es, kTagData));
+      } else {
+        size_t bytes = 0;
+        unit_size(next_send, false, &bytes);
+        if (bytes) sends.push_back(c.t.isend_train(right, bytes, kTagData));
+      }
     }
-    const auto [a, b] = ring.slice(ring.send_chunk(s), j);
-    if (b > a) sends.push_back(c.t.isend(right, offset(buf, static_cast<size_t>(a) * es),
-                                         static_cast<size_t>(b - a) * es, kTagData));
     return Status::OK();
   };
-  // Step 0 sends our own chunk's slices straight away.
-  for (int64_t j = 0; j < ring.slices; ++j) {
-    Status st = send(0, j);
-    if (!st.ok()) return st;
-  }
-  while (next_recv < total && next_recv < window) post_recv();
+  Status st = send_ready(0);
+  if (!st.ok()) return st;
+  while (next_recv < units && next_recv < window) post_recv();
   while (!recvs.empty()) {
     Pending cur = std::move(recvs.front());
     recvs.pop_front();
     if (cur.req) {
-      Status st = cur.req->wait(c.deadline);
+      st = cur.req->wait(c.deadline);
       if (!st.ok()) return st;
     }
-    const int s = static_cast<int>(cur.index / ring.slices);
-    const int64_t j = cur.index % ring.slices;
-    if (s < p - 1) {  // reduce-scatter: fold the arrived slice into our copy of the chunk
-      const auto [a, b] = ring.slice(ring.recv_chunk(s), j);
-      if (b > a) c.dev.reduce(offset(buf, static_cast<size_t>(a) * es), cur.into, b - a, dt, op);
+    const int64_t last = std::min(total, cur.unit * m + m);
+    // Reduce-scatter messages: fold what arrived into our copy of the chunk.
+    if (m == 1) {
+      const int s = static_cast<int>(cur.unit / ring.slices);
+      const auto [a, b] = msg_elems(cur.unit, true);
+      if (s < p - 1 && b > a) c.dev.reduce(offset(buf, static_cast<size_t>(a) * es), cur.into, b - a, dt, op);
+    } else {
+      int64_t elems = 0;
+      for (int64_t i = cur.unit * m; i < last && i < static_cast<int64_t>(p - 1) * ring.slices; ++i) {
+        const auto [a, b] = msg_elems(i, true);
+        elems += b - a;
+      }
+      if (elems) c.dev.reduce(buf, nullptr, elems, dt, op);  // timing only: no bytes
     }
-    if (next_recv < total) post_recv();  // its slot is free again
-    if (s + 1 < ring.steps()) {
-      Status st = send(s + 1, j);
-      if (!st.ok()) return st;
-    }
+    if (next_recv < units) post_recv();  // its slot is free again
+    st = send_ready(cur.unit + 1);
+    if (!st.ok()) return st;
   }
   Status first;
   for (auto& r : sends) {
-    Status st = r->wait(c.deadline);
+    st = r->wait(c.deadline);
     if (!st.ok() && first.ok()) first = st;
   }
   return first;

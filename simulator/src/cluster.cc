@@ -13,9 +13,10 @@ namespace hvd::sim {
 bool protocol_defaults(const std::string& protocol, double* efficiency, double* overhead) {
   if (protocol == "roce") {
     // Calibrated on the Horovod paper's cluster (docs/simulator.md, "Calibration"):
-    // 98 % frame efficiency x ~89 % NCCL protocol / host-staging efficiency, and verbs
-    // post + completion, NCCL proxy and host staging per message.
-    *efficiency = 0.87;
+    // 98 % frame efficiency x ~78 % for NCCL 2's protocol and host staging on PCIe servers
+    // without GPUDirect RDMA, and verbs post + completion, NCCL proxy and host staging per
+    // message.
+    *efficiency = 0.76;
     *overhead = 15e-6;
   } else if (protocol == "infiniband") {
     *efficiency = 0.98;  // IB MTU 4096: ~98 % payload

@@ -241,7 +241,8 @@ void read_runtime(const json& j, ScenarioPoint* o) {
 
 void read_simulation(const json& j, ScenarioPoint* o) {
   const std::string path = "simulation";
-  only_keys(j, path, {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance"});
+  only_keys(j, path, {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance",
+                    "train_transfers"});
   o->simulation.network_model = get_string(j, path, "network_model", o->simulation.network_model,
                                            {"CM02", "LV08", "SMPI", "IB"});
   o->simulation.cross_traffic = get_bool(j, path, "cross_traffic", o->simulation.cross_traffic);
@@ -249,6 +250,7 @@ void read_simulation(const json& j, ScenarioPoint* o) {
   o->parallel = get_int(j, path, "parallel", o->parallel, 1, 64);
   o->simulation.stack_kib = get_int(j, path, "stack_kib", o->simulation.stack_kib, 64, 65536);
   o->simulation.device_tolerance = get_seconds(j, path, "device_tolerance", o->simulation.device_tolerance);
+  o->simulation.train_transfers = get_int(j, path, "train_transfers", static_cast<int>(o->simulation.train_transfers), 0, 1 << 20);
 }
 
 void read_np(const json& doc, ScenarioPoint* o) {

@@ -29,6 +29,9 @@ class DeviceClock {
   explicit DeviceClock(double tolerance) : tolerance_(tolerance) {}
   /// Adds `seconds` of device work for the calling actor.
   void charge(double seconds);
+  /// The calling actor is not ready before simulated time `t` (an arrival still in flight):
+  /// unlike charge(), this overlaps with device work already pending.
+  void hold_until(double t);
   /// The calling actor's time: the simulated clock, or later while its work is pending.
   double now() const;
   /// Before a message is posted: sleeps the pending work off if above the tolerance.
@@ -54,6 +57,7 @@ struct DataMatch {
   size_t bytes = 0;           ///< this side's size
   bool matched = false;       ///< partner found and bytes copied
   bool mismatch = false;      ///< sizes differed
+  double matched_at = 0;      ///< simulated time the second side was posted (flow start)
 };
 
 /// Messages (group, src, dst, tag): their SimGrid mailbox and the unmatched sides.
@@ -81,6 +85,16 @@ class SimFabric {
   static void post(Channel* c, bool is_send, DataMatch* m);
   /// Withdraws an unmatched side.
   static void withdraw(Channel* c, DataMatch* m);
+  /// An idle route from world rank `src` to `dst`: latency (link latencies times the
+  /// model's latency factor) and bottleneck bandwidth (times the bandwidth factor).
+  struct Route {
+    double latency = 0, bandwidth = 0;
+  };
+  const Route& route(int src, int dst);
+  /// Transport::timing_transfers() of every transport of this world (0: real bytes).
+  int64_t timing_transfers = 0;
+  /// The network model's latency and bandwidth factors (CM02: 1 and 1).
+  double latency_factor = 1, bandwidth_factor = 1;
   /// Messages sent so far, per tag (index = tag, capped at 7).
   int64_t messages[8] = {};
   /// Bytes sent so far, per tag.
@@ -100,6 +114,7 @@ class SimFabric {
   std::vector<sg4::Host*> hosts_;
   std::vector<int> node_;
   std::unordered_map<uint64_t, std::unique_ptr<Channel>> channels_;
+  std::unordered_map<uint64_t, Route> routes_;
   std::map<std::pair<int, int>, std::unique_ptr<SplitState>> splits_;
   int next_group_ = 1;
 };

@@ -85,6 +85,16 @@ void DeviceClock::charge(double seconds) {
   ready_at_ = std::max(ready_at_, sg4::Engine::get_clock()) + seconds;
 }
 
+void DeviceClock::hold_until(double t) {
+  if (!(t > sg4::Engine::get_clock())) return;
+  if (!owner_) owner_ = sg4::Actor::self();
+  if (tolerance_ <= 0 || !mine()) {
+    sg4::this_actor::sleep_until(t);
+    return;
+  }
+  ready_at_ = std::max(ready_at_, t);
+}
+
 double DeviceClock::now() const {
   const double t = sg4::Engine::get_clock();
   return ready_at_ > t && mine() ? ready_at_ : t;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "seams.h"
 
@@ -34,6 +35,20 @@ Channel* SimFabric::channel(int group, int src, int dst, int tag) {
   return slot.get();
 }
 
+const SimFabric::Route& SimFabric::route(int src, int dst) {
+  const uint64_t key = (static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst);
+  auto it = routes_.find(key);
+  if (it != routes_.end()) return it->second;
+  std::vector<sg4::Link*> links;
+  double lat = 0;
+  host(src)->route_to(host(dst), links, &lat);
+  Route r;
+  r.latency = lat * latency_factor;
+  r.bandwidth = std::numeric_limits<double>::infinity();
+  for (const sg4::Link* l : links) r.bandwidth = std::min(r.bandwidth, l->get_bandwidth() * bandwidth_factor);
+  return routes_[key] = r;
+}
+
 void SimFabric::post(Channel* c, bool is_send, DataMatch* m) {
   auto& others = is_send ? c->recvs : c->sends;
   if (others.empty()) {
@@ -47,6 +62,7 @@ void SimFabric::post(Channel* c, bool is_send, DataMatch* m) {
   const size_t n = std::min(s.bytes, r.bytes);
   if (n && !is_phantom(s.src) && !is_phantom(r.dst)) std::memcpy(r.dst, s.src, n);
   s.matched = r.matched = true;
+  s.matched_at = r.matched_at = sg4::Engine::get_clock();
   s.mismatch = r.mismatch = s.bytes != r.bytes;
 }
 
@@ -90,7 +106,10 @@ void* g_payload_sink = nullptr;  // where SimGrid writes it on the receiving sid
 
 class SimRequest final : public Request {
  public:
-  SimRequest(Channel* c, bool is_send, const void* src, void* dst, size_t bytes) : ch_(c) {
+  /// `path_s`: a train's last message arrives no earlier than this after the flow started.
+  SimRequest(Channel* c, bool is_send, const void* src, void* dst, size_t bytes,
+             DeviceClock* clock = nullptr, double path_s = 0)
+      : ch_(c), clock_(clock), path_(path_s) {
     m_.src = src;
     m_.dst = dst;
     m_.bytes = bytes;
@@ -115,6 +134,7 @@ class SimRequest final : public Request {
         failed_ = e.what();
         done_ = true;
       }
+      if (done_) arrived();
     }
     return done_;
   }
@@ -135,6 +155,7 @@ class SimRequest final : public Request {
         failed_ = e.what();
         done_ = true;
       }
+      arrived();
     }
     if (!failed_.empty()) return Status::Internal("simgrid transport: " + failed_);
     if (m_.mismatch) return Status::Internal("simgrid transport: message size mismatch");
@@ -142,7 +163,14 @@ class SimRequest final : public Request {
   }
 
  private:
+  // A train's last message may come later than its bytes: hold the clock until then.
+  void arrived() {
+    if (path_ > 0 && failed_.empty()) clock_->hold_until(comm_->get_start_time() + path_);
+    path_ = 0;
+  }
   Channel* ch_;
+  DeviceClock* clock_;
+  double path_;
   DataMatch m_;
   sg4::CommPtr comm_;
   bool done_ = false;
@@ -166,6 +194,27 @@ class SimTransport final : public Transport {
   std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
     clock_->before_post();
     return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, data, bytes);
+  }
+  int64_t timing_transfers() const override { return f_->timing_transfers; }
+  double timing_hop(int from, int to, size_t bytes) override {
+    const SimFabric::Route* r;
+    if (from == (to + size() - 1) % size()) {  // ring neighbours: a dense cache
+      if (ring_in_.empty()) ring_in_.resize(static_cast<size_t>(size()), nullptr);
+      auto& slot = ring_in_[static_cast<size_t>(to)];
+      if (!slot) slot = &f_->route(members_[static_cast<size_t>(from)], members_[static_cast<size_t>(to)]);
+      r = slot;
+    } else {
+      r = &f_->route(members_[static_cast<size_t>(from)], members_[static_cast<size_t>(to)]);
+    }
+    return r->latency + static_cast<double>(bytes) / r->bandwidth;
+  }
+  std::unique_ptr<Request> isend_train(int peer, size_t bytes, int tag) override {
+    return isend(peer, nullptr, bytes, tag);
+  }
+  // Posting a receive sends nothing: it need not wait for pending device work (a train's
+  // receiver posts the next one as soon as the previous transfer is through).
+  std::unique_ptr<Request> irecv_train(int peer, size_t bytes, double path_s, int tag) override {
+    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, bytes, clock_, path_s);
   }
   // Gathered/scattered messages: phantom pieces (which the default would pack) make the
   // whole message phantom; real ones use the default packing.
@@ -215,6 +264,7 @@ class SimTransport final : public Transport {
   DeviceClock* clock_;
   int split_seq_ = 0;
   std::unordered_map<uint32_t, Channel*> cache_;
+  std::vector<const SimFabric::Route*> ring_in_;  // route into member x from x-1
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // simulate() / simulate_ranks(): one SimGrid engine, the platform of the cluster, and one
 // actor per rank on its GPU host running the body over the simulated seams.
 #include <simgrid/s4u.hpp>
+#include <xbt/config.hpp>
 
 #include <cstdlib>
 #include <iostream>
@@ -73,6 +74,9 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   plat.gpus.resize(static_cast<size_t>(o.np));
   plat.node_of.resize(static_cast<size_t>(o.np));
   auto fabric = std::make_shared<SimFabric>(plat.gpus, plat.node_of);
+  fabric->timing_transfers = o.with_data ? 0 : o.model.train_transfers;
+  fabric->latency_factor = simgrid::config::get_value<double>("network/latency-factor");
+  fabric->bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
   DeviceCostSpec host_cost = o.gpu_cost;
   host_cost.host_staged = false;
   for (int r = 0; r < o.np; ++r) {

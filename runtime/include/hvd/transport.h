@@ -87,6 +87,34 @@ class Transport {
   /// Collective over the group: members with equal `color` form a new group, ordered by
   /// (`key`, rank). Every member must call it in the same order. Null if color < 0.
   virtual std::unique_ptr<Transport> split(int color, int key) = 0;
+  /// Timing-only trains. 0 (every real transport): each message is its own transfer. A
+  /// simulated world that moves no bytes (phantom buffers) returns N > 0: a collective may
+  /// then carry a long sequence of messages to one peer as about N transfers ("trains"),
+  /// because a later message depends on an earlier one only through time, not through
+  /// bytes. SimGrid still moves every train as a flow sharing the links of its route.
+  virtual int64_t timing_transfers() const { return 0; }
+  /// Time one message of `bytes` takes from member `from` to member `to` on an idle
+  /// network: latency plus bytes over the route's bottleneck bandwidth (timing-only worlds;
+  /// 0 elsewhere). Lets a train account for the hops its later messages took.
+  virtual double timing_hop(int from, int to, size_t bytes) {
+    (void)from;
+    (void)to;
+    (void)bytes;
+    return 0;
+  }
+  /// Sends `bytes` of phantom data to `peer` as one transfer (a train of messages).
+  /// Only when timing_transfers() > 0.
+  virtual std::unique_ptr<Request> isend_train(int peer, size_t bytes, int tag) {
+    return isend(peer, nullptr, bytes, tag);
+  }
+  /// The receiving side of isend_train. The train's messages left the sender one by one as
+  /// they became ready there, so its last message arrives no earlier than `path_s` after
+  /// the transfer started (nor before the transfer's bytes are in): the request completes
+  /// at the later of the two.
+  virtual std::unique_ptr<Request> irecv_train(int peer, size_t bytes, double path_s, int tag) {
+    (void)path_s;
+    return irecv(peer, nullptr, bytes, tag);
+  }
   /// The backend's native collectives, or null.
   virtual NativeCollectives* native() { return nullptr; }
   /// Backend name for logs ("mpi", "local", "simgrid").
