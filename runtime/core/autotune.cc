@@ -49,7 +49,7 @@ bool GaussianProcess::factor(double length, double* log_likelihood) {
   chol_.assign(n * n, 0.0);
   for (size_t i = 0; i < n; ++i) {
     for (size_t j = 0; j <= i; ++j) {
-      double s = kernel(x_[i], x_[j]) + (i == j ? noise_ : 0.0);
+      double s = kernel(x_[i], x_[j]) + (i == j ? noise_ * noise_ : 0.0);
       for (size_t k = 0; k < j; ++k) s -= chol_[i * n + k] * chol_[j * n + k];
       if (i == j) {
         if (s <= 0) return false;
@@ -146,18 +146,22 @@ void BayesianOptimizer::add_sample(const std::vector<double>& x, double y) {
 double BayesianOptimizer::ei_at(const std::vector<double>& x, double best) const {
   double m, s;
   gp_.predict(x, &m, &s);
-  const auto [lo, hi] = std::minmax_element(y_.begin(), y_.end());
-  return expected_improvement(m, s, best, 0.01 * (*hi - *lo));
+  return expected_improvement(m, s, best, xi_);
 }
 
 std::vector<double> BayesianOptimizer::next_sample() {
   std::vector<double> x(static_cast<size_t>(dims_));
-  if (y_.size() < 2) {
+  if (y_.size() < static_cast<size_t>(dims_) + 1) {  // too few to fit: explore at random
     for (double& v : x) v = rng_.uniform();
     return x;
   }
   gp_.fit(x_, y_);
   const double best = *std::max_element(y_.begin(), y_.end());
+  // Exploration margin: a tenth of the scores' spread (Horovod's xi = 0.1 on normalised scores).
+  double mean = 0, var = 0;
+  for (double v : y_) mean += v / static_cast<double>(y_.size());
+  for (double v : y_) var += (v - mean) * (v - mean) / static_cast<double>(y_.size());
+  xi_ = 0.1 * std::sqrt(var);
   // Random candidates; keep the best few as starting points of a local search.
   constexpr int kCandidates = 1000, kStarts = 5;
   std::vector<std::pair<double, std::vector<double>>> top;

@@ -52,7 +52,7 @@ class SeededRng {
 };
 
 /// Gaussian-process regression over inputs in [0,1]^d with an RBF kernel, unit signal
-/// variance, `noise` added to the diagonal (for scores standardised to mean 0, sd 1), and
+/// variance, `noise`^2 added to the diagonal (for scores standardised to mean 0, sd 1), and
 /// the length scale picked from a small grid by the log marginal likelihood.
 class GaussianProcess {
  public:
@@ -87,7 +87,7 @@ class BayesianOptimizer {
   /// Adds one scored point.
   void add_sample(const std::vector<double>& x, double y);
   /// The point that maximises expected improvement (random candidates, then a local
-  /// pattern search from the best few); a random point while fewer than two samples exist.
+  /// pattern search from the best few); a random point while fewer than dims + 1 exist.
   std::vector<double> next_sample();
   /// Number of samples.
   size_t size() const { return y_.size(); }
@@ -100,6 +100,7 @@ class BayesianOptimizer {
   SeededRng rng_;
   std::vector<std::vector<double>> x_;
   std::vector<double> y_;
+  double xi_ = 0;
 };
 
 /// What the parameter manager needs to know.
