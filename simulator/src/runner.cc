@@ -39,20 +39,6 @@ std::map<std::string, std::string> shown_knobs(const ScenarioPoint& pt) {
   return k;
 }
 
-// The autotuner's choice (rank 0's view; every rank applied the same), as report knobs.
-void add_tuned_knobs(const AutotuneState& t, int tuning_steps, std::map<std::string, std::string>* k) {
-  std::ostringstream cycle;
-  cycle << t.cycle_time_ms;
-  (*k)["autotune.done"] = t.done ? "true" : "false";
-  (*k)["autotune.samples"] = std::to_string(t.samples);
-  (*k)["autotune.tuning_steps"] = std::to_string(tuning_steps);
-  (*k)["autotune.fusion_threshold"] = std::to_string(t.fusion_threshold);
-  (*k)["autotune.cycle_time_ms"] = cycle.str();
-  (*k)["autotune.cache"] = t.cache_enabled ? "true" : "false";
-  (*k)["autotune.hierarchical_allreduce"] = t.hierarchical_allreduce ? "true" : "false";
-  (*k)["autotune.hierarchical_allgather"] = t.hierarchical_allgather ? "true" : "false";
-}
-
 json to_json(const RunOutcome& o) {
   const report::RunRecord& r = o.record;
   json j = {{"model", r.model}, {"np", r.np}, {"batch_size", r.batch_size}, {"gpu", r.gpu},
@@ -221,7 +207,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   r.gpu = pt.cluster.gpu;
   r.label = pt.label;
   r.knobs = shown_knobs(pt);
-  if (tuned.enabled) add_tuned_knobs(tuned, results[0].tuning_steps, &r.knobs);
+  if (tuned.enabled) report::add_autotune_knobs(tuned, results[0].tuning_steps, &r.knobs);  // rank 0's view; all agree
   summarise(results, *plan, np, out);
   out->simulated_s = info.simulated_s;
   out->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
