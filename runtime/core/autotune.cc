@@ -170,7 +170,8 @@ std::vector<double> BayesianOptimizer::next_sample() {
     const double ei = ei_at(x, best);
     if (static_cast<int>(top.size()) < kStarts || ei > top.back().first) {
       top.emplace_back(ei, x);
-      std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      std::stable_sort(top.begin(), top.end(),
+                       [](const auto& a, const auto& b) { return a.first > b.first; });
       if (static_cast<int>(top.size()) > kStarts) top.pop_back();
     }
   }
@@ -221,7 +222,11 @@ std::vector<double> ParameterManager::to_unit(int64_t fusion, double cycle_ms) {
 }
 
 ParameterManager::ParameterManager(const AutotuneOptions& opts, const Tunables& initial)
-    : opts_(opts), bayes_(2, opts.noise, opts.seed), current_(initial), next_(initial), best_(initial) {
+    : opts_(opts),
+      bayes_(2, opts.noise, opts.seed),
+      current_(initial),
+      next_(initial),
+      best_(initial) {
   current_.final = next_.final = best_.final = false;
   current_x_ = to_unit(initial.fusion_threshold, initial.cycle_time_ms);
   if (!opts_.log_path.empty()) {
@@ -320,7 +325,8 @@ void ParameterManager::log_row(const char* phase, const Tunables& t, double scor
   *log_ << (std::string(phase) == "final" ? std::string("best") : std::to_string(samples_)) << ','
         << phase << ',' << t.fusion_threshold << ',' << t.cycle_time_ms << ','
         << (t.cache_enabled ? 1 : 0) << ',' << (t.hierarchical_allreduce ? 1 : 0) << ','
-        << (t.hierarchical_allgather ? 1 : 0) << ',' << static_cast<int64_t>(std::llround(score)) << '\n';
+        << (t.hierarchical_allgather ? 1 : 0) << ',' << static_cast<int64_t>(std::llround(score))
+        << '\n';
   log_->flush();
 }
 

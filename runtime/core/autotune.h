@@ -105,15 +105,15 @@ class BayesianOptimizer {
 
 /// What the parameter manager needs to know.
 struct AutotuneOptions {
-  int warmup_samples = 3;           ///< samples scored and discarded at start
-  int steps_per_sample = 10;        ///< cycles with allreduce work per sample
-  int bayes_max_samples = 20;       ///< Bayesian samples of (fusion, cycle), initial included
-  double noise = 0.8;               ///< Gaussian-process noise
-  bool tune_cache = true;           ///< try the response cache on/off
+  int warmup_samples = 3;      ///< samples scored and discarded at start
+  int steps_per_sample = 10;   ///< cycles with allreduce work per sample
+  int bayes_max_samples = 20;  ///< Bayesian samples of (fusion, cycle), initial included
+  double noise = 0.8;          ///< Gaussian-process noise
+  bool tune_cache = true;      ///< try the response cache on/off
   bool tune_hierarchical_allreduce = false;  ///< try hierarchical allreduce on/off
   bool tune_hierarchical_allgather = false;  ///< try hierarchical allgather on/off
-  std::string log_path;             ///< CSV of every sample ("" = none)
-  uint64_t seed = 0x5eed;           ///< RNG seed
+  std::string log_path;                      ///< CSV of every sample ("" = none)
+  uint64_t seed = 0x5eed;                    ///< RNG seed
 };
 
 /// Horovod's ParameterManager: samples, scores and finally freezes the tunables.

@@ -48,9 +48,9 @@ void RuntimeImpl::start_autotune() {
   t.hierarchical_allgather = st.hierarchical_allgather;
   tuner_ = std::make_unique<ParameterManager>(o, t);
   tuner_->start_sample(opts_.platform->now());
-  HVD_LOG(log_, kInfo, "autotune: " << o.warmup_samples << " warm-up samples, "
-                                    << o.bayes_max_samples << " Bayesian samples of "
-                                    << o.steps_per_sample << " steps");
+  HVD_LOG(log_, kInfo,
+          "autotune: " << o.warmup_samples << " warm-up samples, " << o.bayes_max_samples
+                       << " Bayesian samples of " << o.steps_per_sample << " steps");
 }
 
 // Called by every rank at the end of every cycle while autotune is on.
@@ -94,11 +94,12 @@ void RuntimeImpl::apply_tunables(const Tunables& t) {
   if (t.final) {
     st.done = true;
     st.done_cycle = cycle_index_;
-    HVD_LOG(log_, kInfo, "autotune: done after " << st.samples << " samples: fusion_threshold="
-                                                 << t.fusion_threshold << " cycle_time_ms=" << t.cycle_time_ms
-                                                 << " cache=" << t.cache_enabled << " hierarchical_allreduce="
-                                                 << t.hierarchical_allreduce << " hierarchical_allgather="
-                                                 << t.hierarchical_allgather);
+    HVD_LOG(log_, kInfo,
+            "autotune: done after "
+                << st.samples << " samples: fusion_threshold=" << t.fusion_threshold
+                << " cycle_time_ms=" << t.cycle_time_ms << " cache=" << t.cache_enabled
+                << " hierarchical_allreduce=" << t.hierarchical_allreduce
+                << " hierarchical_allgather=" << t.hierarchical_allgather);
   }
 }
 

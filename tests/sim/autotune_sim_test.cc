@@ -2,10 +2,10 @@
 // an autotuned scenario give identical bytes, the report records the chosen knobs, the CSV
 // log has one row per sample, and --sweep prints the best setting per np.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace {
@@ -18,7 +18,8 @@ std::string slurp(const std::filesystem::path& p) {
 }
 
 TEST(AutotuneSim, DeterministicReportWithTheChosenKnobs) {
-  const auto dir = std::filesystem::temp_directory_path() / ("hvdsim_autotune_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hvdsim_autotune_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::string out[2];
   for (int i = 0; i < 2; ++i) {
@@ -26,11 +27,13 @@ TEST(AutotuneSim, DeterministicReportWithTheChosenKnobs) {
     std::filesystem::create_directories(run);
     const std::string cmd = std::string(HVDSIM_EXE) + " " + HVD_SOURCE_DIR +
                             "/scenarios/autotune_tcp10.json --sweep -q --set 'sweep.np=[8]'"
-                            " --set runtime.autotune_log=" + (dir / "tune.csv").string() +
-                            " --report " + (run / "report.json").string() + " > " + (run / "table.txt").string();
+                            " --set runtime.autotune_log=" +
+                            (dir / "tune.csv").string() + " --report " +
+                            (run / "report.json").string() + " > " + (run / "table.txt").string();
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    out[i] = slurp(run / "report.json") + slurp(run / "report.csv") + slurp(run / "table.txt") +
-             slurp(dir / "tune_resnet50_np8.csv");  // the same path both times (it is in the report)
+    out[i] =
+        slurp(run / "report.json") + slurp(run / "report.csv") + slurp(run / "table.txt") +
+        slurp(dir / "tune_resnet50_np8.csv");  // the same path both times (it is in the report)
   }
   EXPECT_TRUE(out[0] == out[1]) << "the two runs differ";
 
@@ -55,26 +58,30 @@ TEST(AutotuneSim, DeterministicReportWithTheChosenKnobs) {
   std::istringstream csv(slurp(dir / "tune_resnet50_np8.csv"));
   for (std::string line; std::getline(csv, line);) rows.push_back(line);
   ASSERT_EQ(rows.size(), 16u);
-  EXPECT_EQ(rows.back().rfind("best,final," + k["autotune.fusion_threshold"].get<std::string>() + "," +
-                                  k["autotune.cycle_time_ms"].get<std::string>() + ",", 0),
+  EXPECT_EQ(rows.back().rfind("best,final," + k["autotune.fusion_threshold"].get<std::string>() +
+                                  "," + k["autotune.cycle_time_ms"].get<std::string>() + ",",
+                              0),
             0u)
       << rows.back();
 
   const std::string table = slurp(dir / "0" / "table.txt");
   EXPECT_NE(table.find("best setting per np"), std::string::npos) << table;
-  EXPECT_NE(table.find("autotuned: fusion_threshold=" + k["autotune.fusion_threshold"].get<std::string>()),
+  EXPECT_NE(table.find("autotuned: fusion_threshold=" +
+                       k["autotune.fusion_threshold"].get<std::string>()),
             std::string::npos)
       << table;
   std::filesystem::remove_all(dir);
 }
 
 TEST(AutotuneSim, SweepPicksTheBestPointPerNpWithoutAutotune) {
-  const auto dir = std::filesystem::temp_directory_path() / ("hvdsim_best_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hvdsim_best_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string cmd = std::string(HVDSIM_EXE) + " " + HVD_SOURCE_DIR +
                           "/scenarios/autotune_tcp10.json --sweep -q --set runtime.autotune=false"
                           " --set 'sweep.np=[4]' --set 'sweep.hierarchical_allreduce=[false,true]'"
-                          " --report " + (dir / "r.json").string() + " > " + (dir / "t.txt").string();
+                          " --report " +
+                          (dir / "r.json").string() + " > " + (dir / "t.txt").string();
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const auto report = nlohmann::json::parse(slurp(dir / "r.json"));
   ASSERT_EQ(report["runs"].size(), 2u);

@@ -1,18 +1,19 @@
 // Autotune: the Gaussian process, expected improvement, the Bayesian optimiser, the
 // parameter manager's schedule and CSV log, and autotuning inside multi-rank runs.
+#include "core/autotune.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <numbers>
 #include <sstream>
 
-#include "core/autotune.h"
 #include "hvd/local.h"
 #include "test_util.h"
 
@@ -129,7 +130,8 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
 // A synthetic job: bytes per second peak at 8 MiB fusion and 4 ms cycles; the cache adds
 // 10 %. Each cycle with work moves `rate` bytes in one second.
 double synthetic_rate(const Tunables& t) {
-  const double f = std::log2(1 + static_cast<double>(t.fusion_threshold) / (1 << 20)) - std::log2(9.0);
+  const double f =
+      std::log2(1 + static_cast<double>(t.fusion_threshold) / (1 << 20)) - std::log2(9.0);
   const double c = std::log10(t.cycle_time_ms) - std::log10(4.0);
   return 1e9 * std::exp(-0.5 * f * f - 2 * c * c) * (t.cache_enabled ? 1.1 : 1.0);
 }
@@ -170,7 +172,7 @@ TEST(ParameterManager, DiscardsWarmupSamplesLogsEverySampleAndEndsOnTheBest) {
   EXPECT_EQ(pm.samples(), 2 + 8 + 1);  // warm-up, Bayesian, cache flip
   EXPECT_EQ(changes, pm.samples());
   EXPECT_TRUE(pm.next().final);
-  EXPECT_LT(pm.best_score(), 1e12);  // the warm-up scores were discarded
+  EXPECT_LT(pm.best_score(), 1e12);      // the warm-up scores were discarded
   EXPECT_TRUE(pm.next().cache_enabled);  // the flip scored better
   // The chosen knobs are near the synthetic optimum (8 MiB, 4 ms).
   EXPECT_GT(synthetic_rate(pm.next()), 0.8 * 1.1e9);
@@ -198,8 +200,9 @@ TEST(ParameterManager, DiscardsWarmupSamplesLogsEverySampleAndEndsOnTheBest) {
 // Many async allreduces per step until every rank sees the final setting; every result is
 // checked, and all ranks must end on identical knobs having applied the same changes.
 void autotuned_run(int size, int ranks_per_node) {
-  const std::string csv = (std::filesystem::temp_directory_path() /
-                           ("hvd_autotune_np" + std::to_string(size) + ".csv")).string();
+  const std::string csv =
+      (std::filesystem::temp_directory_path() / ("hvd_autotune_np" + std::to_string(size) + ".csv"))
+          .string();
   Config cfg = test::fast_config();
   cfg.autotune = true;
   cfg.autotune_log = csv;
@@ -210,38 +213,41 @@ void autotuned_run(int size, int ranks_per_node) {
   std::vector<AutotuneState> finals(static_cast<size_t>(size));
   std::vector<int> steps(static_cast<size_t>(size));
   std::atomic<int> bad{0};
-  Status s = run_local(size, cfg, [&](Runtime& rt) {
-    constexpr int kTensors = 24;
-    int step = 0;
-    for (; step < 400; ++step) {
-      std::vector<std::vector<float>> bufs;
-      for (int i = 0; i < kTensors; ++i)
-        bufs.emplace_back(static_cast<size_t>(256 + 64 * i), static_cast<float>(rt.rank() + i));
-      std::vector<Handle> hs;
-      for (int i = 0; i < kTensors; ++i) {
-        auto& b = bufs[static_cast<size_t>(i)];
-        Tensor t{b.data(), DataType::kFloat32, {static_cast<int64_t>(b.size())}};
-        hs.push_back(rt.allreduce_async("g" + std::to_string(i), t, t, ReduceOp::kSum));
-      }
-      int64_t last = -1;
-      for (auto& h : hs) {
-        ASSERT_TRUE(h->wait().ok());
-        last = std::max(last, h->cycle());
-      }
-      for (int i = 0; i < kTensors; ++i) {
-        const float want = static_cast<float>(size * (size - 1) / 2 + size * i);
-        for (float v : bufs[static_cast<size_t>(i)])
-          if (v != want) ++bad;
-      }
-      // Ranks agree on when to stop: the final setting took effect before this step's
-      // last cycle (cycle numbers are the same on every rank).
-      AutotuneState st = rt.autotune_state();
-      if (st.done && st.done_cycle < last) break;
-    }
-    std::lock_guard<std::mutex> lk(mu);
-    finals[static_cast<size_t>(rt.rank())] = rt.autotune_state();
-    steps[static_cast<size_t>(rt.rank())] = step;
-  }, ranks_per_node);
+  Status s = run_local(
+      size, cfg,
+      [&](Runtime& rt) {
+        constexpr int kTensors = 24;
+        int step = 0;
+        for (; step < 400; ++step) {
+          std::vector<std::vector<float>> bufs;
+          for (int i = 0; i < kTensors; ++i)
+            bufs.emplace_back(static_cast<size_t>(256 + 64 * i), static_cast<float>(rt.rank() + i));
+          std::vector<Handle> hs;
+          for (int i = 0; i < kTensors; ++i) {
+            auto& b = bufs[static_cast<size_t>(i)];
+            Tensor t{b.data(), DataType::kFloat32, {static_cast<int64_t>(b.size())}};
+            hs.push_back(rt.allreduce_async("g" + std::to_string(i), t, t, ReduceOp::kSum));
+          }
+          int64_t last = -1;
+          for (auto& h : hs) {
+            ASSERT_TRUE(h->wait().ok());
+            last = std::max(last, h->cycle());
+          }
+          for (int i = 0; i < kTensors; ++i) {
+            const float want = static_cast<float>(size * (size - 1) / 2 + size * i);
+            for (float v : bufs[static_cast<size_t>(i)])
+              if (v != want) ++bad;
+          }
+          // Ranks agree on when to stop: the final setting took effect before this step's
+          // last cycle (cycle numbers are the same on every rank).
+          AutotuneState st = rt.autotune_state();
+          if (st.done && st.done_cycle < last) break;
+        }
+        std::lock_guard<std::mutex> lk(mu);
+        finals[static_cast<size_t>(rt.rank())] = rt.autotune_state();
+        steps[static_cast<size_t>(rt.rank())] = step;
+      },
+      ranks_per_node);
   ASSERT_TRUE(s.ok()) << s.to_string();
   EXPECT_EQ(bad.load(), 0);
   const AutotuneState& a = finals[0];
@@ -272,9 +278,13 @@ void autotuned_run(int size, int ranks_per_node) {
   if (!std::getenv("HVD_KEEP_TEST_FILES")) std::filesystem::remove(csv);
 }
 
-TEST(AutotuneRun, TwoRanksEndOnTheSameKnobsWithCorrectResults) { autotuned_run(2, 0); }
+TEST(AutotuneRun, TwoRanksEndOnTheSameKnobsWithCorrectResults) {
+  autotuned_run(2, 0);
+}
 
-TEST(AutotuneRun, FourRanksOnTwoNodesAlsoTryHierarchical) { autotuned_run(4, 2); }
+TEST(AutotuneRun, FourRanksOnTwoNodesAlsoTryHierarchical) {
+  autotuned_run(4, 2);
+}
 
 TEST(AutotuneRun, OffByDefaultAndConfigKeepsTheStartKnobs) {
   Status s = run_local(2, test::fast_config(), [](Runtime& rt) {
