@@ -147,6 +147,8 @@ Status replay_on(RankRuntime& rr, const wl::StepPlan& plan, const Options& o, co
   ro.timeline = rr.timeline();
   ro.time_origin = rr.origin();
   ro.on_step = Progress{what, o, progress};
+  // HOROVOD_AUTOTUNE: extra warm-up steps until the tuned setting is final (bounded).
+  ro.max_tuning_steps = rr.runtime().autotune_state().enabled ? 1000 : 0;
   Status s = replay::replay_training(rr.runtime(), rr.platform(), plan, ro, mine);
   if (!s.ok()) return s;
   return gather_samples(rr.runtime(), *mine, world);
@@ -327,6 +329,7 @@ int run_model_mode(const Options& o, bool mpi) {
   WorldSamples world;
   s = replay_on(*rr, *plan, o, size > 1 ? "training" : "1 rank", progress, &mine, &world);
   if (!s.ok()) return fail("replay", s, mpi);
+  const AutotuneState tuned = rr->runtime().autotune_state();
   s = rr->shutdown();
   if (!s.ok()) return fail("runtime shutdown", s, mpi);
   rr.reset();
@@ -334,6 +337,7 @@ int run_model_mode(const Options& o, bool mpi) {
   if (rank == 0) {
     records.push_back(summarise_run(o, *trace, *plan, world, mine, single));
     records.back().knobs = report_knobs(cfg);
+    if (tuned.enabled) report::add_autotune_knobs(tuned, mine.tuning_steps, &records.back().knobs);
     std::cout << report::format_table(records) << "\n";
     for (const auto& r : records) print_summary(r);
     std::cout << std::flush;

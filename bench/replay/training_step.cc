@@ -1,5 +1,6 @@
 #include "hvd/replay/training_step.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace hvd::replay {
@@ -72,6 +73,7 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
   for (auto& h : handles) {
     Status s = h->wait();
     if (!s.ok() && first.ok()) first = s;
+    sample->last_cycle = std::max(sample->last_cycle, h->cycle());
   }
   if (!first.ok()) return first;
   const double comm_end = p.now();
@@ -129,13 +131,25 @@ Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan
   for (const auto& t : plan.tensors) out->allreduce_bytes += o.ensemble ? 0 : t.bytes;
   out->allreduce_calls = o.ensemble ? 0 : static_cast<int64_t>(plan.tensors.size());
   double exec_start = 0;
-  for (int step = 0; step < o.warmup_steps + o.steps; ++step) {
-    if (step == o.warmup_steps) exec_start = rt.stats().execution_s;
+  int warmup = o.warmup_steps;
+  if (o.max_tuning_steps > 0 && !o.ensemble && rt.autotune_state().enabled) warmup = std::max(warmup, 1);
+  for (int step = 0; step < warmup + o.steps; ++step) {
+    if (step == warmup) exec_start = rt.stats().execution_s;
     StepSample s;
     Status st = run_step(rt, p, plan, g, o, &s);
     if (!st.ok()) return st;
-    if (step >= o.warmup_steps) out->steps.push_back(s);
+    if (step >= warmup) out->steps.push_back(s);
     if (o.on_step) o.on_step(step, s);
+    // While the autotuner works, the step is one more warm-up step. Every rank decides
+    // alike: the final setting took effect at the end of a cycle numbered the same on all
+    // ranks, before the cycle that finished this step's last gradient (or it did not).
+    if (step == warmup - 1 && out->tuning_steps < o.max_tuning_steps && !o.ensemble) {
+      const AutotuneState at = rt.autotune_state();
+      if (at.enabled && !(at.done && at.done_cycle < s.last_cycle)) {
+        ++warmup;
+        ++out->tuning_steps;
+      }
+    }
   }
   out->allreduce_time_s = (rt.stats().execution_s - exec_start) / o.steps;
   if (o.ensemble && !g.tensors.empty()) {

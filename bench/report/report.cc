@@ -99,6 +99,19 @@ Status write_report(const std::string& path, const std::string& tool, const std:
   return write_csv(csv, runs);
 }
 
+void add_autotune_knobs(const AutotuneState& t, int tuning_steps, std::map<std::string, std::string>* k) {
+  std::ostringstream cycle;
+  cycle << t.cycle_time_ms;
+  (*k)["autotune.done"] = t.done ? "true" : "false";
+  (*k)["autotune.samples"] = std::to_string(t.samples);
+  (*k)["autotune.tuning_steps"] = std::to_string(tuning_steps);
+  (*k)["autotune.fusion_threshold"] = std::to_string(t.fusion_threshold);
+  (*k)["autotune.cycle_time_ms"] = cycle.str();
+  (*k)["autotune.cache"] = t.cache_enabled ? "true" : "false";
+  (*k)["autotune.hierarchical_allreduce"] = t.hierarchical_allreduce ? "true" : "false";
+  (*k)["autotune.hierarchical_allgather"] = t.hierarchical_allgather ? "true" : "false";
+}
+
 std::string format_table(const std::vector<RunRecord>& runs) {
   std::ostringstream os;
   char line[256];

@@ -119,6 +119,12 @@ Status Config::validate() const {
   if (pipeline_chunk <= 0) return Status::InvalidArgument("pipeline_chunk must be > 0");
   if (stall_check_time_s <= 0) return Status::InvalidArgument("stall_check_time_s must be > 0");
   if (stall_shutdown_time_s < 0) return Status::InvalidArgument("stall_shutdown_time_s must be >= 0");
+  if (autotune_warmup_samples < 0) return Status::InvalidArgument("autotune_warmup_samples must be >= 0");
+  if (autotune_steps_per_sample < 1) return Status::InvalidArgument("autotune_steps_per_sample must be >= 1");
+  if (autotune_bayes_opt_max_samples < 1)
+    return Status::InvalidArgument("autotune_bayes_opt_max_samples must be >= 1");
+  if (!(autotune_gaussian_process_noise > 0) || !std::isfinite(autotune_gaussian_process_noise))
+    return Status::InvalidArgument("autotune_gaussian_process_noise must be a finite number > 0");
   if (!one_of(allreduce_algorithm, {"auto", "ring", "pipelined_ring", "rhd", "hierarchical", "native"}))
     return Status::InvalidArgument("allreduce_algorithm '" + allreduce_algorithm +
                                    "' is not one of auto|ring|pipelined_ring|rhd|hierarchical|native");

@@ -41,7 +41,7 @@ Status Controller::negotiate(std::vector<TensorRequest> incoming, bool want_shut
                              NegotiationResult* out) {
   classify(incoming);
   bool full = true;
-  if (cache_.enabled()) {
+  if (cache_on()) {
     Status s = cache_round(want_shutdown, out, &full);
     if (!s.ok()) return s;
   }
@@ -58,7 +58,7 @@ void Controller::classify(std::vector<TensorRequest>& incoming) {
   for (TensorRequest& req : incoming) {
     if (req.op == OpType::kJoin) joined_here_ = true;
     int bit = -1;
-    auto hit = cache_.enabled() ? cache_.lookup(req, &bit) : ResponseCache::Lookup::kMiss;
+    auto hit = cache_on() ? cache_.lookup(req, &bit) : ResponseCache::Lookup::kMiss;
     if (hit == ResponseCache::Lookup::kHit && !cached_pending_.count(bit)) {
       cached_pending_[bit] = {std::move(req), now};
       continue;
@@ -73,7 +73,7 @@ Status Controller::cache_round(bool want_shutdown, NegotiationResult* out, bool*
   std::vector<uint64_t> and_bits(1 + words, 0), or_bits(1 + words, 0);
   // The coordinator forces a full round while tensors wait on missing ranks long enough
   // for the stall inspector to act.
-  const bool inspect = t_.rank() == 0 && stall_inspection_due();
+  const bool inspect = t_.rank() == 0 && (stall_inspection_due() || announce_.has_value());
   and_bits[0] = (uncached_.empty() && !inspect ? kNothingUncached : 0) |
                 (want_shutdown ? 0 : kNoShutdown);
   // A rank that joined in an earlier cycle agrees to everything others are ready for.
@@ -120,7 +120,16 @@ Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
   out->cache_misses += static_cast<int>(uncached_.size());
   uncached_.clear();
   std::vector<uint8_t> plan;
-  if (t_.rank() == 0) plan = coordinate(lists);
+  if (t_.rank() == 0) {
+    plan = coordinate(lists);
+    if (cfg_.autotune) {  // the plan carries the autotuner's setting (only when it is on)
+      Writer w;
+      w.u8(announce_ ? 1 : 0);
+      if (announce_) write_tunables(w, *announce_);
+      plan.insert(plan.end(), w.bytes().begin(), w.bytes().end());
+      announce_.reset();
+    }
+  }
   s = cp_.bcast(&plan);
   if (!s.ok()) return s;
   Reader rd(plan.data(), plan.size());
@@ -128,6 +137,7 @@ Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
   const int64_t n = rd.i64();
   std::vector<Response> responses;
   for (int64_t i = 0; i < n && !rd.failed(); ++i) responses.push_back(read_response(rd));
+  if (cfg_.autotune && !rd.failed() && rd.u8()) out->tunables = read_tunables(rd);
   if (rd.failed()) return Status::Internal("corrupt negotiation plan from the coordinator");
   out->shutdown = out->shutdown || shutdown;
   remember(responses);
@@ -148,7 +158,7 @@ bool Controller::stall_inspection_due() const {
 void Controller::remember(const std::vector<Response>& responses) {
   for (const Response& r : responses) {
     if (r.op == OpType::kJoin && r.error.empty()) joined_here_ = false;
-    if (!cache_.enabled() || !ResponseCache::cacheable(r)) continue;
+    if (!cache_on() || !ResponseCache::cacheable(r)) continue;
     for (const Response& single : split_response(r)) cache_.put(single);
   }
   // An eviction may have reused a bit this rank was waiting on: renegotiate those.
@@ -161,6 +171,15 @@ void Controller::remember(const std::vector<Response>& responses) {
       it = cached_pending_.erase(it);
     }
   }
+}
+
+void Controller::set_cache_enabled(bool on) {
+  if (on == cache_on_) return;
+  cache_on_ = on;
+  for (auto& [bit, pending] : cached_pending_) uncached_.push_back(std::move(pending.first));
+  cached_pending_.clear();
+  stale_bits_.clear();
+  cache_ = ResponseCache(cfg_.cache_capacity);
 }
 
 }  // namespace hvd

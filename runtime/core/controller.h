@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/autotune.h"
 #include "core/control_plane.h"
 #include "core/logging.h"
 #include "core/message.h"
@@ -26,6 +27,7 @@ struct NegotiationResult {
   bool shutdown = false;            ///< some rank asked to shut down
   int cache_hits = 0;               ///< tensors agreed through the cache this cycle
   int cache_misses = 0;             ///< tensors agreed through the coordinator
+  std::optional<Tunables> tunables; ///< autotune: the coordinator's new setting (apply at cycle end)
 };
 
 /// Negotiation state of one process set on one rank.
@@ -35,6 +37,12 @@ class Controller {
   Controller(Transport& t, Platform& p, const Config& cfg, const Logger& log);
   /// One cycle: announce `incoming` requests, agree on responses.
   Status negotiate(std::vector<TensorRequest> incoming, bool want_shutdown, NegotiationResult* out);
+  /// Coordinator, autotune: send `t` to every member with the next plan (forces a full
+  /// round); every member finds it in NegotiationResult::tunables of that cycle.
+  void announce(const Tunables& t) { announce_ = t; }
+  /// Turns the response cache on or off. Every member must call it at the end of the same
+  /// cycle: the cache is emptied and requests waiting on a bit are renegotiated in full.
+  void set_cache_enabled(bool on);
 
  private:
   struct Pending {
@@ -54,6 +62,7 @@ class Controller {
   bool stall_inspection_due() const;
   void remember(const std::vector<Response>& responses);
   int cache_capacity() const { return static_cast<int>(cfg_.cache_capacity); }
+  bool cache_on() const { return cache_on_ && cache_.enabled(); }
 
   Transport& t_;
   Platform& p_;
@@ -61,6 +70,8 @@ class Controller {
   const Logger& log_;
   ControlPlane cp_;
   ResponseCache cache_;
+  bool cache_on_ = true;                // autotune may switch the cache off
+  std::optional<Tunables> announce_;    // coordinator: autotune setting to broadcast
   // Rank-side state.
   std::map<int, std::pair<TensorRequest, double>> cached_pending_;  // bit -> (request, since)
   std::vector<TensorRequest> uncached_;

@@ -34,7 +34,7 @@ void Executor::take_entries() {
 
 void Executor::complete_all(const Status& s) {
   for (auto& e : entries_)
-    if (e) e->handle->complete(s);
+    if (e) e->handle->complete(s, rt_.cycle_index_);
 }
 
 Status Executor::run() {

@@ -15,11 +15,17 @@ bool HandleImpl::poll() {
   return done_;
 }
 
-void HandleImpl::complete(Status s) {
+int64_t HandleImpl::cycle() const {
+  std::unique_lock<Mutex> lk(*sig_->mu);
+  return cycle_;
+}
+
+void HandleImpl::complete(Status s, int64_t cycle) {
   {
     std::unique_lock<Mutex> lk(*sig_->mu);
     if (done_) return;
     status_ = std::move(s);
+    cycle_ = cycle;
     done_ = true;
   }
   sig_->cv->notify_all();

@@ -27,9 +27,10 @@ class HandleImpl final : public OpHandle {
   std::vector<int64_t> output_shape() const override { return output_shape_; }
   std::vector<int64_t> received_splits() const override { return splits_; }
   int last_joined_rank() const override { return last_joined_; }
+  int64_t cycle() const override;
 
-  /// Marks the operation finished with `s` and wakes waiters.
-  void complete(Status s);
+  /// Marks the operation finished with `s` in background cycle `cycle` and wakes waiters.
+  void complete(Status s, int64_t cycle = -1);
   /// Runtime-side access to results.
   DeviceBuffer& output_buffer() { return output_; }
   void set_output(size_t bytes, std::vector<int64_t> shape) {
@@ -52,6 +53,7 @@ class HandleImpl final : public OpHandle {
   std::vector<int64_t> splits_;
   int last_joined_ = -1;
   int process_set_id_ = -1;
+  int64_t cycle_ = -1;
 };
 
 /// A handle that is already finished with `s` (used for calls rejected up front).

@@ -39,6 +39,7 @@ TensorRequest to_message(const OpRequest& q, int rank) {
 
 RuntimeImpl::RuntimeImpl(RuntimeOptions opts)
     : opts_(std::move(opts)),
+      start_config_(opts_.config),
       log_(opts_.log, level_of(opts_.config), opts_.transport ? opts_.transport->rank() : -1) {}
 
 RuntimeImpl::~RuntimeImpl() {
@@ -81,6 +82,7 @@ Status RuntimeImpl::start() {
   if (running_) return Status::Precondition("runtime already started");
   if (!opts_.platform || !opts_.transport || !opts_.cpu)
     return Status::InvalidArgument("runtime needs a platform, a transport and a cpu device");
+  opts_.config = start_config_;  // a restart forgets what autotune chose
   Status s = opts_.config.validate();
   if (!s.ok()) return s;
   signal_ = std::make_shared<CompletionSignal>();
@@ -88,6 +90,7 @@ Status RuntimeImpl::start() {
   signal_->cv = opts_.platform->make_condvar();
   queue_mu_ = opts_.platform->make_mutex();
   wake_cv_ = opts_.platform->make_condvar();
+  tuned_ = AutotuneState{};  // start_autotune() fills it once the world set exists
   stopped_ = false;
   failure_ = Status::OK();
   shutdown_requested_ = false;
@@ -117,6 +120,7 @@ Status RuntimeImpl::start() {
     for (const auto& [k, v] : opts_.config.describe()) os << ' ' << k << '=' << v;
     log_.log(LogLevel::kInfo, os.str());
   }
+  start_autotune();
   running_ = true;
   last_cycle_ = opts_.platform->now();
   loop_activity_ = opts_.platform->spawn("hvd-loop-" + std::to_string(t.rank()), [this] { loop(); });
@@ -125,6 +129,10 @@ Status RuntimeImpl::start() {
 
 Status RuntimeImpl::init_process_set(ProcessSet& ps) {
   ps.controller = std::make_unique<Controller>(*ps.t, *opts_.platform, opts_.config, log_);
+  {  // a set created mid-run follows the autotuner's cache switch
+    std::unique_lock<Mutex> lk(*queue_mu_);
+    if (tuned_.enabled) ps.controller->set_cache_enabled(tuned_.cache_enabled);
+  }
   for (int k = 0; k < 2; ++k) {
     Device* d = k == 0 ? opts_.cpu : opts_.gpu;
     ps.fusion[k] = DeviceBuffer(d, 0);
@@ -190,13 +198,16 @@ bool RuntimeImpl::run_cycle() {
     timeline_->instant(me, kLaneCycle, "CYCLE_START", "cycle", ts_us(last_cycle_));
   std::vector<ProcessSet*> sets;
   bool want_shutdown;
+  int64_t bytes_before = 0;
   {
     std::unique_lock<Mutex> lk(*queue_mu_);
     for (auto& [id, ps] : sets_) sets.push_back(ps.get());
     want_shutdown = shutdown_requested_;
-    ++stats_.cycles;
+    cycle_index_ = ++stats_.cycles;
+    bytes_before = stats_.bytes_allreduced;
   }
   bool stop = false;
+  std::optional<Tunables> tunables;
   for (ProcessSet* ps : sets) {
     std::vector<TensorRequest> incoming;
     {
@@ -227,6 +238,15 @@ bool RuntimeImpl::run_cycle() {
       }
     }
     stop = stop || (ps->id == 0 && res.shutdown);
+    if (ps->id == 0) tunables = res.tunables;
+  }
+  if (opts_.config.autotune && !stop) {
+    int64_t bytes;
+    {
+      std::unique_lock<Mutex> lk(*queue_mu_);
+      bytes = stats_.bytes_allreduced - bytes_before;
+    }
+    autotune_end_of_cycle(tunables, bytes);
   }
   if (timeline_ && !opts_.timeline) timeline_->flush();
   if (stop) {
@@ -281,7 +301,7 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
   const std::string name = req.name;
   ps.table.emplace(name, TensorEntry{std::move(req), h, opts_.platform->now()});
   lk.unlock();
-  if (opts_.config.cycle_time_ms == 0) wake_cv_->notify_all();
+  if (event_driven_.load(std::memory_order_relaxed)) wake_cv_->notify_all();
   return h;
 }
 

@@ -20,6 +20,7 @@ int Runtime::cross_size() const { return impl_->world().cross_size(); }
 Handle Runtime::enqueue(OpRequest req) { return impl_->enqueue(std::move(req)); }
 const Config& Runtime::config() const { return impl_->config(); }
 RuntimeStats Runtime::stats() const { return impl_->stats(); }
+AutotuneState Runtime::autotune_state() const { return impl_->autotune_state(); }
 
 namespace {
 // The fields every request shares; each call below adds its own.

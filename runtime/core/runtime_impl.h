@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectives/collective.h"
+#include "core/autotune.h"
 #include "core/controller.h"
 #include "core/handle.h"
 #include "core/logging.h"
@@ -50,8 +51,9 @@ class RuntimeImpl {
   Handle enqueue(OpRequest req);
   Status add_process_set(const std::vector<int>& ranks, int* id);
   Transport& world() const { return *opts_.transport; }
-  const Config& config() const { return opts_.config; }
+  const Config& config() const { return start_config_; }
   RuntimeStats stats() const;
+  AutotuneState autotune_state() const;
   std::shared_ptr<CompletionSignal> signal() const { return signal_; }
   int next_group_id() { return group_counter_++; }
 
@@ -66,8 +68,13 @@ class RuntimeImpl {
   void fail_all(const Status& s);
   Status perform(ProcessSet& ps, const Response& r);
   double ts_us(double t) const { return (t - opts_.time_origin) * 1e6; }
+  // Autotune (runtime/core/autotune_runtime.cc).
+  void start_autotune();
+  void autotune_end_of_cycle(const std::optional<Tunables>& received, int64_t bytes);
+  void apply_tunables(const Tunables& t);
 
-  RuntimeOptions opts_;
+  RuntimeOptions opts_;     // opts_.config: the live knobs (the loop applies autotune changes)
+  Config start_config_;     // the knobs as started (what config() returns)
   Logger log_;
   std::shared_ptr<CompletionSignal> signal_;
   std::unique_ptr<Mutex> queue_mu_;
@@ -86,6 +93,11 @@ class RuntimeImpl {
   int add_set_calls_ = 0;
   double last_cycle_ = 0;
   RuntimeStats stats_;               // guarded by queue mutex
+  int64_t cycle_index_ = 0;          // loop thread: the current cycle, from 1
+  std::atomic<bool> event_driven_{false};  // cycle_time_ms == 0: enqueue wakes the loop
+  std::unique_ptr<ParameterManager> tuner_;  // rank 0 with autotune on
+  bool awaiting_tunables_ = false;   // rank 0: announced, not yet applied
+  AutotuneState tuned_;              // guarded by queue mutex
 };
 
 }  // namespace hvd

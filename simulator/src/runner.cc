@@ -2,7 +2,9 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -119,6 +121,16 @@ void summarise(const std::vector<replay::ReplayResult>& res, const workloads::St
 
 }  // namespace
 
+std::string autotune_log_name(const std::string& path, const std::string& model, int np,
+                              const std::string& label) {
+  const std::string run = timeline_name(model, np, label);
+  const std::string stem = run.substr(0, run.size() - 5);  // without ".json"
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + "_" + stem;
+  return path.substr(0, dot) + "_" + stem + path.substr(dot);
+}
+
 std::string timeline_name(const std::string& model, int np, const std::string& label) {
   std::string n = file_safe(model) + "_np" + std::to_string(np);
   if (!label.empty()) n += "_" + file_safe(label);
@@ -154,6 +166,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   wo.with_data = opts.with_data || pt.with_data;
   wo.config = pt.config;
   wo.config.timeline.clear();  // one shared writer per run instead
+  if (!wo.config.autotune_log.empty()) wo.config.autotune_log = autotune_log_name(wo.config.autotune_log, model, np, pt.label);
   std::unique_ptr<TimelineWriter> tl;
   if (!opts.timeline_dir.empty()) {
     Status s;
@@ -169,6 +182,8 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   ro.optimizer_s = pt.workload.optimizer_s;
   ro.timeline = tl.get();
   ro.time_origin = 0;
+  ro.max_tuning_steps = pt.config.autotune ? pt.workload.max_tuning_steps : 0;
+  AutotuneState tuned;
   std::vector<replay::ReplayResult> results(static_cast<size_t>(np));
   std::vector<Status> statuses(static_cast<size_t>(np));
   WorldInfo info;
@@ -178,6 +193,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
         statuses[static_cast<size_t>(seams.rank)] =
             replay::replay_training(rt, *seams.platform, plans[static_cast<size_t>(seams.rank)], ro,
                                     &results[static_cast<size_t>(seams.rank)]);
+        if (seams.rank == 0) tuned = rt.autotune_state();
       },
       &info);
   if (!s.ok()) return s;
@@ -191,6 +207,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   r.gpu = pt.cluster.gpu;
   r.label = pt.label;
   r.knobs = shown_knobs(pt);
+  if (tuned.enabled) report::add_autotune_knobs(tuned, results[0].tuning_steps, &r.knobs);  // rank 0's view; all agree
   summarise(results, *plan, np, out);
   out->simulated_s = info.simulated_s;
   out->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -267,6 +284,44 @@ Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<repo
     }
   }
   return Status::OK();
+}
+
+std::string format_best_per_np(const std::vector<report::RunRecord>& records) {
+  // First record per (model, np) in sweep order wins ties, so the output is stable.
+  std::vector<const report::RunRecord*> best;
+  for (const report::RunRecord& r : records) {
+    auto it = std::find_if(best.begin(), best.end(),
+                           [&](const report::RunRecord* b) { return b->model == r.model && b->np == r.np; });
+    if (it == best.end()) best.push_back(&r);
+    else if (r.images_per_sec > (*it)->images_per_sec) *it = &r;
+  }
+  auto knob = [](const report::RunRecord& r, const std::string& k) {
+    auto it = r.knobs.find(k);
+    return it == r.knobs.end() ? std::string("-") : it->second;
+  };
+  std::ostringstream os;
+  os << "best setting per np (highest images/s over the sweep):\n";
+  char line[320];
+  std::snprintf(line, sizeof line, "%-12s %6s %12s %8s  %s\n", "model", "np", "images/s", "eff", "setting");
+  os << line;
+  for (const report::RunRecord* r : best) {
+    std::ostringstream set;
+    if (!r->label.empty()) set << r->label << "; ";
+    if (r->knobs.count("autotune.fusion_threshold")) {
+      set << "autotuned: fusion_threshold=" << knob(*r, "autotune.fusion_threshold")
+          << " cycle_time_ms=" << knob(*r, "autotune.cycle_time_ms") << " cache=" << knob(*r, "autotune.cache")
+          << " hierarchical_allreduce=" << knob(*r, "autotune.hierarchical_allreduce")
+          << " hierarchical_allgather=" << knob(*r, "autotune.hierarchical_allgather");
+    } else {
+      set << "fusion_threshold=" << knob(*r, "fusion_threshold") << " cycle_time_ms=" << knob(*r, "cycle_time_ms")
+          << " cache_capacity=" << knob(*r, "cache_capacity")
+          << " hierarchical_allreduce=" << knob(*r, "hierarchical_allreduce");
+    }
+    std::snprintf(line, sizeof line, "%-12s %6d %12.1f %7.1f%%  %s\n", r->model.c_str(), r->np,
+                  r->images_per_sec, 100.0 * r->scaling_efficiency, set.str().c_str());
+    os << line;
+  }
+  return os.str();
 }
 
 }  // namespace hvd::sim

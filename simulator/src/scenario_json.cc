@@ -189,7 +189,7 @@ void read_cluster(const json& j, ScenarioPoint* o) {
 
 void read_workload(const json& j, WorkloadSpec* w) {
   const std::string path = "workload";
-  only_keys(j, path, {"models", "model", "batch_size", "steps", "warmup_steps", "optimizer_time"});
+  only_keys(j, path, {"models", "model", "batch_size", "steps", "warmup_steps", "optimizer_time", "max_tuning_steps"});
   w->models.clear();
   if (j.contains("model")) w->models.push_back(get_string(j, path, "model", ""));
   if (j.contains("models")) {
@@ -214,6 +214,7 @@ void read_workload(const json& j, WorkloadSpec* w) {
   w->steps = get_int(j, path, "steps", w->steps, 1, 100000);
   w->warmup_steps = get_int(j, path, "warmup_steps", w->warmup_steps, 0, 100000);
   w->optimizer_s = get_seconds(j, path, "optimizer_time", w->optimizer_s);
+  w->max_tuning_steps = get_int(j, path, "max_tuning_steps", w->max_tuning_steps, 0, 100000);
 }
 
 void read_runtime(const json& j, ScenarioPoint* o) {

@@ -3,6 +3,7 @@
 // prints the table, writes the report and, on request, one timeline per run.
 //
 //   hvdsim SCENARIO [--report out.json] [--timeline-dir DIR] [--set k=v ...] [--with-data]
+//          [--sweep]   (also print the best setting per model and np)
 //
 // Exit codes: 0 ok, 1 simulation failure, 2 bad input (scenario, options).
 #include <CLI/CLI.hpp>
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
   CLI::App app{"hvdsim: simulate Horovod-style data-parallel training on a modelled cluster"};
   std::string scenario_path, report_path, timeline_dir;
   std::vector<std::string> sets;
-  bool with_data = false, quiet = false;
+  bool with_data = false, quiet = false, best = false;
   int parallel = 0;
   app.add_option("scenario", scenario_path, "scenario JSON file (see scenarios/)")->required();
   app.add_option("--report", report_path, "write the JSON report here (and the CSV beside it)");
@@ -27,6 +28,9 @@ int main(int argc, char** argv) {
   app.add_flag("--with-data", with_data, "move and reduce real bytes (small runs)");
   app.add_option("-j,--parallel", parallel, "simulations at once (default: the scenario's, 2)");
   app.add_flag("-q,--quiet", quiet, "no progress on stderr");
+  app.add_flag("--sweep", best,
+               "after the table, the best setting per model and np over the sweep (autotuned knobs when "
+               "runtime.autotune is on)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -60,6 +64,7 @@ int main(int argc, char** argv) {
     return s.code() == hvd::StatusCode::kInvalidArgument ? 2 : 1;
   }
   std::cout << hvd::report::format_table(records);
+  if (best) std::cout << "\n" << hvd::sim::format_best_per_np(records);
   if (!report_path.empty()) {
     s = hvd::report::write_report(report_path, "hvdsim", scenario_path, records);
     if (!s.ok()) {

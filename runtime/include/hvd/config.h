@@ -31,8 +31,12 @@ namespace hvd {
   X(stall_check_disable, "STALL_CHECK_DISABLE", bool, false, "turn the stall inspector off") \
   X(stall_check_time_s, "STALL_CHECK_TIME_SECONDS", double, 60.0, "warn about tensors pending longer than this") \
   X(stall_shutdown_time_s, "STALL_SHUTDOWN_TIME_SECONDS", double, 0.0, "fail stalled operations after this (0: never)") \
-  X(autotune, "AUTOTUNE", bool, false, "tune fusion threshold and cycle time online") \
-  X(autotune_log, "AUTOTUNE_LOG", std::string, "", "CSV log of autotune samples") \
+  X(autotune, "AUTOTUNE", bool, false, "tune fusion threshold, cycle time, then cache/hierarchical on/off online (rank 0 decides)") \
+  X(autotune_log, "AUTOTUNE_LOG", std::string, "", "CSV log of autotune samples (written by rank 0)") \
+  X(autotune_warmup_samples, "AUTOTUNE_WARMUP_SAMPLES", int64_t, 3, "autotune: samples discarded at start") \
+  X(autotune_steps_per_sample, "AUTOTUNE_STEPS_PER_SAMPLE", int64_t, 10, "autotune: cycles with allreduce work per sample") \
+  X(autotune_bayes_opt_max_samples, "AUTOTUNE_BAYES_OPT_MAX_SAMPLES", int64_t, 20, "autotune: Bayesian samples of fusion threshold x cycle time") \
+  X(autotune_gaussian_process_noise, "AUTOTUNE_GAUSSIAN_PROCESS_NOISE", double, 0.8, "autotune: Gaussian-process noise (scores standardised)") \
   X(log_level, "LOG_LEVEL", std::string, "warning", "trace|debug|info|warning|error")
 // clang-format on
 

@@ -68,6 +68,9 @@ class OpHandle {
   virtual std::vector<int64_t> received_splits() const = 0;
   /// join: the last rank that joined.
   virtual int last_joined_rank() const = 0;
+  /// Background-loop cycle (counted from 1, the same on every rank) that completed the
+  /// operation; -1 if it was not completed by a cycle (rejected up front, runtime failed).
+  virtual int64_t cycle() const { return -1; }
 };
 using Handle = std::shared_ptr<OpHandle>;
 
@@ -81,6 +84,22 @@ struct RuntimeStats {
   int64_t bytes_allreduced = 0;    ///< payload bytes of completed allreduces
   double negotiation_s = 0;        ///< time spent in negotiation
   double execution_s = 0;          ///< time spent executing collectives
+};
+
+/// What the autotuner (HOROVOD_AUTOTUNE) has set: the values every rank runs with now.
+/// Changes take effect on all ranks at the end of the same background cycle.
+struct AutotuneState {
+  bool enabled = false;                 ///< the autotune knob is on
+  bool done = false;                    ///< the final setting is in effect
+  int64_t done_cycle = -1;              ///< cycle at whose end the final setting took effect
+  int64_t changes = 0;                  ///< settings applied so far
+  int samples = 0;                      ///< samples scored (rank 0; 0 elsewhere)
+  double best_score = 0;                ///< best bytes allreduced per second (rank 0)
+  int64_t fusion_threshold = 0;         ///< bytes
+  double cycle_time_ms = 0;             ///< background loop period
+  bool cache_enabled = false;           ///< response cache in use
+  bool hierarchical_allreduce = false;  ///< hierarchical allreduce in use
+  bool hierarchical_allgather = false;  ///< hierarchical allgather in use
 };
 
 /// Everything a Runtime is built from. Pointers are borrowed and must outlive it.
@@ -166,8 +185,10 @@ class Runtime {
   /// Collective: creates a process set of `ranks` (every rank calls it, in the same order).
   Status add_process_set(const std::vector<int>& ranks, int* id);
 
-  /// The effective knobs.
+  /// The knobs the runtime was started with (autotuned values: autotune_state()).
   const Config& config() const;
+  /// The autotuner's current setting (consistent snapshot; safe from any thread).
+  AutotuneState autotune_state() const;
   /// Counters so far.
   RuntimeStats stats() const;
 

@@ -40,4 +40,12 @@ Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<repo
 /// File name of a run's timeline: <model>_np<np>[_<label>].json.
 std::string timeline_name(const std::string& model, int np, const std::string& label);
 
+/// A run's autotune CSV: `path` with _<model>_np<np>[_<label>] before the extension.
+std::string autotune_log_name(const std::string& path, const std::string& model, int np,
+                              const std::string& label);
+
+/// The best run per (model, np) across the scenario's sweep points (highest images/s),
+/// as a table with the setting that achieved it (tuned values when autotune was on).
+std::string format_best_per_np(const std::vector<report::RunRecord>& records);
+
 }  // namespace hvd::sim

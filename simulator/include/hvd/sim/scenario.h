@@ -22,6 +22,7 @@ struct WorkloadSpec {
   int steps = 3;                    ///< measured steps
   int warmup_steps = 1;             ///< steps before measuring
   double optimizer_s = 0;           ///< optimizer update per step (seconds)
+  int max_tuning_steps = 200;       ///< runtime.autotune: unmeasured steps allowed for tuning
 };
 
 /// One point of the sweep, fully resolved.

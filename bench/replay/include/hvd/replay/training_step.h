@@ -27,6 +27,9 @@ struct ReplayOptions {
   double optimizer_s = 0;                ///< optimizer-update compute per step
   TimelineWriter* timeline = nullptr;    ///< compute lane events (FORWARD/BACKWARD/...)
   double time_origin = 0;                ///< platform time of timeline ts 0
+  /// Autotune (HOROVOD_AUTOTUNE): after the warm-up, keep running unmeasured steps until
+  /// the tuned setting is final, at most this many (0: do not wait for the autotuner).
+  int max_tuning_steps = 0;
   /// Called after every step (step counts warm-up steps from 0; measured = step >= warmup).
   std::function<void(int step, const StepSample& sample)> on_step;
 };
@@ -37,6 +40,7 @@ struct StepSample {
   double compute_s = 0;       ///< forward + backward + optimizer
   double exposed_comm_s = 0;  ///< step time not hidden behind compute
   double negotiation_s = 0;   ///< part of the exposed time not spent executing collectives
+  int64_t last_cycle = -1;    ///< background cycle that completed the step's last gradient
 };
 
 /// Outcome of a replay on this rank.
@@ -48,6 +52,7 @@ struct ReplayResult {
   int64_t allreduce_calls = 0;       ///< tensors allreduced per step
   int64_t allreduce_bytes = 0;       ///< bytes allreduced per step
   double allreduce_time_s = 0;       ///< mean time per step the runtime spent executing them
+  int tuning_steps = 0;              ///< unmeasured steps run while the autotuner worked
 };
 
 /// Two-sided 95 % quantile of Student's t with `dof` degrees of freedom (1.96 for large dof):

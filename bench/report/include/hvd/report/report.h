@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hvd/runtime.h"
 #include "hvd/status.h"
 #include "hvd/types.h"
 
@@ -56,5 +57,9 @@ Status write_report(const std::string& path, const std::string& tool, const std:
                     const std::vector<RunRecord>& runs);
 /// Renders the human table printed on stdout.
 std::string format_table(const std::vector<RunRecord>& runs);
+
+/// Adds the autotuner's choice to a record's knobs as "autotune.*" strings (fusion_threshold,
+/// cycle_time_ms, cache, hierarchical_allreduce/allgather, samples, done, tuning_steps).
+void add_autotune_knobs(const AutotuneState& t, int tuning_steps, std::map<std::string, std::string>* knobs);
 
 }  // namespace hvd::report
