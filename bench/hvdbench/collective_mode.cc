@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "collectives/half.h"
+#include "gpu_world.h"
 #include "hvd/report/report.h"
 #include "rank_runtime.h"
 #ifdef HVD_HAVE_MPI
@@ -271,15 +272,102 @@ Status measure_mpi(const Options& o, const Case& c, MPI_Comm comm, Measurement* 
   return Status::OK();
 }
 
-// Phase 2: the same operation through the hvd runtime's public API.
-Status measure_hvd(const Options& o, const Case& c, Runtime& rt, Measurement* m) {
-  Buffer in(static_cast<size_t>(c.bytes())), out(static_cast<size_t>(c.bytes()));
+// The input and output of the runtime variant: host memory, or device memory of the
+// runtime's GPU (allocated through the Device seam, staged through host memory for the
+// test data and the check).
+class Operands {
+ public:
+  Operands(RankRuntime& rr, size_t bytes)
+      : gpu_(rr.device_kind() == DeviceKind::kGPU), dev_(rr.device()), bytes_(bytes) {
+    if (!gpu_) {
+      host_in_ = std::make_unique<Buffer>(bytes);
+      host_out_ = std::make_unique<Buffer>(bytes);
+      in_ = host_in_->p;
+      out_ = host_out_->p;
+      return;
+    }
+    in_ = dev_.allocate(std::max<size_t>(bytes, 1));
+    out_ = dev_.allocate(std::max<size_t>(bytes, 1));
+    staging_ = std::make_unique<Buffer>(bytes);
+  }
+  ~Operands() {
+    if (!gpu_) return;
+    dev_.synchronize();
+    dev_.release(in_);
+    dev_.release(out_);
+  }
+  Operands(const Operands&) = delete;
+  Operands& operator=(const Operands&) = delete;
+
+  DeviceKind kind() const { return gpu_ ? DeviceKind::kGPU : DeviceKind::kCPU; }
+  void* in() const { return in_; }
+  void* out() const { return out_; }
+  /// Writes this rank's test data into the input (done when it returns).
+  Status fill(const Case& c) {
+    fill_input(c, gpu_ ? staging_->p : in_);
+    return gpu_ ? gpu_copy(in_, staging_->p, static_cast<size_t>(c.in_count()) * c.es)
+                : Status::OK();
+  }
+  /// Zeroes the output.
+  Status clear_output() {
+    if (!gpu_) {
+      std::memset(out_, 0, bytes_);
+      return Status::OK();
+    }
+    std::memset(staging_->p, 0, bytes_);
+    return gpu_copy(out_, staging_->p, bytes_);
+  }
+  /// Counts wrong elements of a result at `result` (in, out or runtime-allocated memory
+  /// of this variant's device) of `bytes` bytes.
+  Status count_wrong_at(const Case& c, const void* result, size_t bytes, ReduceOp rop,
+                        int64_t* wrong) {
+    const void* host = result;
+    if (gpu_) {
+      Status s = gpu_copy(staging_->p, result, std::min(bytes, bytes_));
+      if (!s.ok()) return s;
+      host = staging_->p;
+    }
+    *wrong = count_wrong(c, host, rop);
+    return Status::OK();
+  }
+
+ private:
+  bool gpu_;
+  Device& dev_;
+  size_t bytes_;
+  void* in_ = nullptr;
+  void* out_ = nullptr;
+  std::unique_ptr<Buffer> host_in_, host_out_, staging_;
+};
+
+Status max_over_ranks(Runtime& rt, double* t) {
+  return rt.allreduce("hvdbench.time", Tensor{t, DataType::kFloat64, {1}},
+                      Tensor{t, DataType::kFloat64, {1}}, ReduceOp::kMax);
+}
+
+Status sum_over_ranks(Runtime& rt, const char* name, int64_t* v) {
+  double d = static_cast<double>(*v);
+  Status s = rt.allreduce(name, Tensor{&d, DataType::kFloat64, {1}},
+                          Tensor{&d, DataType::kFloat64, {1}}, ReduceOp::kSum);
+  *v = static_cast<int64_t>(d);
+  return s;
+}
+
+// Phase 2: the same operation through the hvd runtime's public API, on host tensors or,
+// with --device gpu, on device tensors (a handle completes once the GPU work is done: the
+// executor synchronises the device before completing GPU responses, so the host clock
+// around a blocking call times the whole collective).
+Status measure_hvd(const Options& o, const Case& c, RankRuntime& rr, Operands& mem,
+                   Measurement* m) {
+  Runtime& rt = rr.runtime();
   const std::string name = "hvdbench." + c.op + "." + std::to_string(c.bytes());
-  const void* result = out.p;
+  const void* result = mem.out();
+  size_t result_bytes = static_cast<size_t>(c.bytes());
   Handle keep;  // runtime-allocated output of the last call
   auto once = [&]() -> Status {
-    Tensor t{in.p, c.dt, {c.in_count()}};
-    if (c.op == "allreduce") return rt.allreduce(name, t, Tensor{out.p, c.dt, {c.count}}, c.rop);
+    Tensor t{mem.in(), c.dt, {c.in_count()}, mem.kind()};
+    if (c.op == "allreduce")
+      return rt.allreduce(name, t, Tensor{mem.out(), c.dt, {c.count}, mem.kind()}, c.rop);
     if (c.op == "broadcast") return rt.broadcast(name, t, 0);
     Handle h = c.op == "allgather" ? rt.allgather_async(name, t)
                : c.op == "alltoall" ? rt.alltoall_async(name, t, {})
@@ -287,27 +375,63 @@ Status measure_hvd(const Options& o, const Case& c, Runtime& rt, Measurement* m)
     Status s = h->wait();
     keep = h;
     result = h->output();
+    result_bytes = h->output_bytes();
     return s;
   };
   auto barrier = [&] { return rt.barrier(); };
-  auto max = [&](double* t) {
-    return rt.allreduce("hvdbench.time", Tensor{t, DataType::kFloat64, {1}},
-                        Tensor{t, DataType::kFloat64, {1}}, ReduceOp::kMax);
-  };
-  if (o.check) fill_input(c, in.p);
-  Status s = time_loop(o, once, barrier, max, &m->us);
+  auto max = [&](double* t) { return max_over_ranks(rt, t); };
+  Status s;
+  if (o.check) s = mem.fill(c);
+  if (!s.ok()) return s;
+  s = time_loop(o, once, barrier, max, &m->us);
   if (!s.ok()) return s;
   m->ran = true;
   if (o.check) {
-    fill_input(c, in.p);
-    std::memset(out.p, 0, static_cast<size_t>(c.bytes()));
-    s = once();
+    s = mem.fill(c);
+    if (s.ok()) s = mem.clear_output();
+    if (s.ok()) s = once();
     if (!s.ok()) return s;
-    if (c.op == "broadcast") result = in.p;
-    double wrong = static_cast<double>(count_wrong(c, result, c.rop));
-    s = rt.allreduce("hvdbench.wrong", Tensor{&wrong, DataType::kFloat64, {1}},
-                     Tensor{&wrong, DataType::kFloat64, {1}}, ReduceOp::kSum);
-    m->wrong = static_cast<int64_t>(wrong);
+    if (c.op == "broadcast") result = mem.in();
+    int64_t wrong = 0;
+    s = mem.count_wrong_at(c, result, result_bytes, c.rop, &wrong);
+    if (!s.ok()) return s;
+    s = sum_over_ranks(rt, "hvdbench.wrong", &wrong);
+    m->wrong = wrong;
+  }
+  return s;
+}
+
+bool floating(DataType dt) {
+  return dt == DataType::kFloat16 || dt == DataType::kBFloat16 || dt == DataType::kFloat32 ||
+         dt == DataType::kFloat64;
+}
+
+// The peer of --device gpu: ncclAllReduce called directly on the NCCL world's communicator
+// and the buffers hvd just used, timed as nccl-tests does (back to back, one stream
+// synchronisation); the slowest rank's mean. Then, with --check, the result of the last call.
+Status measure_nccl(const Options& o, const Case& c, RankRuntime& rr, Operands& mem,
+                    Measurement* m) {
+  Status s;
+  if (o.check) s = mem.fill(c);
+  if (s.ok() && o.check) s = mem.clear_output();
+  if (!s.ok()) return s;
+  double sec = 0;
+  s = time_nccl_allreduce(rr.transport(), mem.in(), mem.out(), c.count, c.dt, c.rop, o.warmup_iters,
+                          o.iters, &sec);
+  if (!s.ok()) return s;
+  m->us = sec * 1e6;
+  s = max_over_ranks(rr.runtime(), &m->us);
+  if (!s.ok()) return s;
+  m->ran = true;
+  if (o.check) {
+    // Integer averages: NCCL has no ncclAvg for them; the direct call sums.
+    const ReduceOp check_op =
+        c.rop == ReduceOp::kAverage && !floating(c.dt) ? ReduceOp::kSum : c.rop;
+    int64_t wrong = 0;
+    s = mem.count_wrong_at(c, mem.out(), static_cast<size_t>(c.bytes()), check_op, &wrong);
+    if (!s.ok()) return s;
+    s = sum_over_ranks(rr.runtime(), "hvdbench.nccl_wrong", &wrong);
+    m->wrong = wrong;
   }
   return s;
 }
@@ -351,6 +475,45 @@ void print_header(const Options& o, const Config& cfg, int np) {
   std::fflush(stdout);
 }
 
+void print_header_gpu(const Options& o, const Config& cfg, int np) {
+  std::printf(
+      "# hvdbench --collective %s --device gpu: %d rank%s (one GPU each), dtype %s, op "
+      "%s, %d iterations after %d warm-up, sizes %lld..%lld x%lld\n",
+      o.collective.c_str(), np, np == 1 ? "" : "s", o.dtype.c_str(), o.op.c_str(), o.iters,
+      o.warmup_iters, static_cast<long long>(o.min_bytes), static_cast<long long>(o.max_bytes),
+      static_cast<long long>(o.step_factor));
+  std::printf("# GPU: %s; rank r uses GPU (local rank mod GPUs of the node)\n",
+              gpu_versions().c_str());
+  std::printf(
+      "# hvd: the full runtime API per call on device tensors (enqueue, negotiation every "
+      "%g ms cycle (0: on enqueue),\n#      allreduce algorithm %s (auto: NCCL's "
+      "collective for GPU tensors), fusion buffer copies), until the\n#      handle "
+      "completes (after the GPU finished); out-of-place except broadcast\n",
+      cfg.cycle_time_ms, cfg.allreduce_algorithm.c_str());
+  if (o.collective == "allreduce")
+    std::printf(
+        "# NCCL: ncclAllReduce called directly on the world communicator and the same "
+        "device buffers, out-of-place;\n#      timed like nccl-tests: iterations "
+        "enqueued back to back, one cudaStreamSynchronize%s\n",
+        o.op == "average" ? "; average: ncclAvg (integers: ncclSum)" : "");
+  else
+    std::printf("# NCCL: direct figures only for allreduce (n/a here)\n");
+  std::printf(
+      "# time: slowest rank's mean per call; algbw = size/time; busbw = algbw x %s "
+      "(nccl-tests; 0 on one rank); GB/s = 1e9 B/s;\n# hvd/NCCL = NCCL time / hvd "
+      "time\n#\n",
+      o.collective == "allreduce"   ? "2(n-1)/n"
+      : o.collective == "broadcast" ? "1"
+                                    : "(n-1)/n");
+  std::printf("# %41s %-32s %-32s %s\n", "", "------------- hvd --------------",
+              "------------- NCCL -------------", "hvd/NCCL");
+  std::printf("# %11s %12s %8s %7s %9s %7s %7s %6s %9s %7s %7s %6s %8s\n", "size", "count", "type",
+              "redop", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "");
+  std::printf("# %11s %12s %8s %7s %9s %7s %7s %6s %9s %7s %7s %6s %8s\n", "(B)", "(elements)", "",
+              "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(%)");
+  std::fflush(stdout);
+}
+
 std::string cell_wrong(const Measurement& m) {
   return !m.ran ? "n/a" : m.wrong < 0 ? "-" : std::to_string(m.wrong);
 }
@@ -374,6 +537,31 @@ void print_row(const Case& c, const Measurement& h, const Measurement& m, const 
   *busbw_sum_mpi += bw(m) * f;
 }
 
+void print_row_gpu(const Case& c, const Measurement& h, const Measurement& n, double* busbw_sum_hvd,
+                   double* busbw_sum_nccl) {
+  const double f = report::busbw_factor(c.op, c.np);
+  auto bw = [&](const Measurement& z) { return z.ran && z.us > 0 ? c.bytes() / z.us / 1e3 : 0.0; };
+  char hv[64] = "", nc[64] = "", eff[16] = "";
+  if (h.ran)
+    std::snprintf(hv, sizeof hv, "%9.1f %7.3f %7.3f", h.us, bw(h), bw(h) * f);
+  else
+    std::snprintf(hv, sizeof hv, "%9s %7s %7s", "n/a", "", "");
+  if (n.ran)
+    std::snprintf(nc, sizeof nc, "%9.1f %7.3f %7.3f", n.us, bw(n), bw(n) * f);
+  else
+    std::snprintf(nc, sizeof nc, "%9s %7s %7s", "n/a", "", "");
+  if (h.ran && n.ran && h.us > 0)
+    std::snprintf(eff, sizeof eff, "%8.1f", 100.0 * n.us / h.us);
+  else
+    std::snprintf(eff, sizeof eff, "%8s", "n/a");
+  std::printf("  %11lld %12lld %8s %7s %s %6s %s %6s %s\n", static_cast<long long>(c.bytes()),
+              static_cast<long long>(c.count), std::string(dtype_name(c.dt)).c_str(),
+              reduces(c.op) ? std::string(op_name(c.rop)).c_str() : "none", hv,
+              cell_wrong(h).c_str(), nc, cell_wrong(n).c_str(), eff);
+  *busbw_sum_hvd += bw(h) * f;
+  *busbw_sum_nccl += bw(n) * f;
+}
+
 int fail(const std::string& what, const Status& s, int np) {
   std::cerr << "hvdbench: " << what << ": " << s.message() << "\n";
   if (np > 1) abort_mpi(kExitRuntimeFailure);
@@ -386,6 +574,7 @@ int fail(const std::string& what, const Status& s, int np) {
 int run_collective_mode(const Options& o) {
   Config cfg;
   if (!knobs_from_env(&cfg)) return kExitBadInput;
+  const bool gpu = o.device == "gpu";
   Status s;
   s = init_mpi(nullptr, nullptr);
   if (!s.ok()) {
@@ -395,8 +584,6 @@ int run_collective_mode(const Options& o) {
   int rank = 0, np = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
-  MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   const DataType dt = *parse_dtype(o.dtype);
   const ReduceOp rop = *parse_op(o.op);
   std::vector<Case> cases;
@@ -404,19 +591,38 @@ int run_collective_mode(const Options& o) {
     const size_t es = dtype_size(dt);
     cases.push_back({o.collective, dt, rop, collective_count(o.collective, b, es, np), es, rank, np});
   }
-  if (rank == 0) print_header(o, cfg, np);
+  // mp: the MPI collective (host) or NCCL called directly (GPU); xc: the MPI exchange.
   std::vector<Measurement> hv(cases.size()), mp(cases.size()), xc(cases.size());
-  for (size_t i = 0; i < cases.size(); ++i) {
-    s = measure_mpi(o, cases[i], comm, &mp[i], &xc[i]);
-    if (!s.ok()) return fail("MPI baseline", s, np);
+  if (!gpu) {
+    if (rank == 0) print_header(o, cfg, np);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      s = measure_mpi(o, cases[i], comm, &mp[i], &xc[i]);
+      if (!s.ok()) return fail("MPI baseline", s, np);
+    }
+    MPI_Comm_free(&comm);
   }
-  MPI_Comm_free(&comm);
   std::unique_ptr<RankRuntime> rr;
-  s = RankRuntime::start(WorldKind::kMpi, cfg, 0, &rr);
+  bool agreed = false;
+  s = RankRuntime::start(WorldKind::kMpi, cfg, 0, &rr, gpu ? MemoryKind::kGpu : MemoryKind::kHost,
+                         &agreed);
+  if (!s.ok() && agreed) {
+    // Every rank failed alike (no GPU, NCCL set-up): one line from rank 0, a clean exit.
+    if (rank == 0) std::cerr << "hvdbench: --device gpu: " << s.message() << "\n";
+    finalize_mpi();
+    return kExitRuntimeFailure;
+  }
   if (!s.ok()) return fail("runtime start", s, np);
+  if (gpu && rank == 0) print_header_gpu(o, cfg, np);
   for (size_t i = 0; i < cases.size(); ++i) {
-    s = measure_hvd(o, cases[i], rr->runtime(), &hv[i]);
+    Operands mem(*rr, static_cast<size_t>(cases[i].bytes()));
+    s = measure_hvd(o, cases[i], *rr, mem, &hv[i]);
     if (!s.ok()) return fail("hvd " + o.collective, s, np);
+    if (gpu && o.collective == "allreduce") {
+      s = measure_nccl(o, cases[i], *rr, mem, &mp[i]);
+      if (!s.ok()) return fail("ncclAllReduce (direct)", s, np);
+    }
   }
   const RuntimeStats stats = rr->runtime().stats();
   s = rr->shutdown();
@@ -426,13 +632,17 @@ int run_collective_mode(const Options& o) {
   if (rank == 0) {
     double sum_h = 0, sum_m = 0;
     for (size_t i = 0; i < cases.size(); ++i) {
-      print_row(cases[i], hv[i], mp[i], xc[i], &sum_h, &sum_m);
+      if (gpu)
+        print_row_gpu(cases[i], hv[i], mp[i], &sum_h, &sum_m);
+      else
+        print_row(cases[i], hv[i], mp[i], xc[i], &sum_h, &sum_m);
       wrong += std::max<int64_t>(0, hv[i].wrong) + std::max<int64_t>(0, mp[i].wrong);
     }
     const double n = static_cast<double>(cases.size());
     std::printf("# Out of bounds values : %lld %s\n", static_cast<long long>(wrong),
                 o.check ? (wrong ? "FAILED" : "OK") : "(not checked; use --check)");
-    std::printf("# Avg bus bandwidth    : hvd %.4f GB/s, MPI %.4f GB/s\n", sum_h / n, sum_m / n);
+    std::printf("# Avg bus bandwidth    : hvd %.4f GB/s, %s %.4f GB/s\n", sum_h / n,
+                gpu ? "NCCL" : "MPI", sum_m / n);
     std::printf("# hvd runtime, rank 0  : %lld cycles, negotiation %.1f us per cycle, %lld cache "
                 "hits, %lld misses\n#\n",
                 static_cast<long long>(stats.cycles),

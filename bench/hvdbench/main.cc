@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "collective_mode.h"
+#include "gpu_world.h"
 #include "hvd/workloads/model_registry.h"
 #include "hvd/workloads/step_plan.h"
 #include "launcher.h"
@@ -60,6 +61,23 @@ int validate_before_launch(const hb::Options& o) {
   return hb::kExitOk;
 }
 
+// --device gpu: fail once, before any rank starts, when this build has no NCCL backend
+// (exit 2) or when every rank would run on this machine and it has no usable GPU (exit 1).
+// Ranks on other hosts (-H, --hostfile, an outer mpirun) check for themselves: the NCCL
+// backend makes every rank fail with the same reason, printed once by rank 0.
+int check_device_before_launch(const hb::Options& o, hb::LaunchMode mode) {
+  if (o.device != "gpu") return hb::kExitOk;
+  // All ranks here: in-process, a singleton MPI job (collective mode at -np 1), or our
+  // own mpirun on localhost.
+  const bool all_local = o.hosts.empty() && o.hostfile.empty() &&
+                         (mode != hb::LaunchMode::kMpiWorld || hb::mpi_world_size_from_env() == 0);
+  hb::GpuVerdict v = hb::check_gpu_here();
+  if (v.exit_code == hb::kExitOk || (v.exit_code == hb::kExitRuntimeFailure && !all_local))
+    return hb::kExitOk;
+  std::cerr << "hvdbench: " << v.reason << "\n";
+  return v.exit_code;
+}
+
 int run(int argc, char** argv) {
   hb::Options o;
   hb::ParseResult pr = hb::parse_options(argc, argv, &o);
@@ -76,6 +94,8 @@ int run(int argc, char** argv) {
   const bool launched_by_us = std::getenv(hb::kLaunchedMarker) != nullptr;
   if (!launched_by_us) {
     int code = validate_before_launch(o);
+    if (code != hb::kExitOk) return code;
+    code = check_device_before_launch(o, mode);
     if (code != hb::kExitOk) return code;
     hb::export_knob_env(o);
   }

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "gpu_world.h"
 #include "hvd/workloads/gpu_catalog.h"
 #include "hvd/workloads/model_registry.h"
 #include "rank_runtime.h"
@@ -68,6 +69,9 @@ void print_banner(const Options& o, const wl::ModelTrace& t, const wl::StepPlan&
                 t.reference_batch, p.step_s * 1e3, p.fwd_s * 1e3, p.bwd_s * 1e3);
   os << "Compute:     " << line << " (emulated)\n";
   os << "Ranks:       " << np << (mpi ? " (Open MPI)" : " (in-process)") << "\n";
+  if (o.device == "gpu")
+    os << "Device:      GPU, one per rank; gradients are device tensors, NCCL backend ("
+       << gpu_versions() << ")\n";
   std::snprintf(line, sizeof line, "fusion %s, cycle %g ms, cache %lld, allreduce %s%s",
                 mib(static_cast<double>(c.fusion_threshold)).c_str(), c.cycle_time_ms,
                 static_cast<long long>(c.cache_capacity), c.allreduce_algorithm.c_str(),
@@ -136,6 +140,10 @@ Status gather_samples(Runtime& rt, const replay::ReplayResult& mine, WorldSample
   return Status::OK();
 }
 
+MemoryKind memory_kind(const Options& o) {
+  return o.device == "gpu" ? MemoryKind::kGpu : MemoryKind::kHost;
+}
+
 // Runs the replay on a started runtime; fills the world's samples.
 Status replay_on(RankRuntime& rr, const wl::StepPlan& plan, const Options& o, const char* what,
                  bool progress, replay::ReplayResult* mine, WorldSamples* world) {
@@ -149,6 +157,8 @@ Status replay_on(RankRuntime& rr, const wl::StepPlan& plan, const Options& o, co
   ro.on_step = Progress{what, o, progress};
   // HOROVOD_AUTOTUNE: extra warm-up steps until the tuned setting is final (bounded).
   ro.max_tuning_steps = rr.runtime().autotune_state().enabled ? 1000 : 0;
+  ro.device = rr.device_kind();
+  if (ro.device == DeviceKind::kGPU) ro.memory = &rr.device();
   Status s = replay::replay_training(rr.runtime(), rr.platform(), plan, ro, mine);
   if (!s.ok()) return s;
   return gather_samples(rr.runtime(), *mine, world);
@@ -159,7 +169,7 @@ Status run_baseline(const wl::ModelTrace& trace, const wl::StepPlan& plan, const
                     Config cfg, bool progress, report::RunRecord* rec) {
   cfg.timeline.clear();
   std::unique_ptr<RankRuntime> rr;
-  Status s = RankRuntime::start(WorldKind::kLocalSingle, cfg, 0, &rr);
+  Status s = RankRuntime::start(WorldKind::kLocalSingle, cfg, 0, &rr, memory_kind(o));
   if (!s.ok()) return s;
   replay::ReplayResult mine;
   WorldSamples world;
@@ -311,6 +321,20 @@ int run_model_mode(const Options& o, bool mpi) {
 #else
   if (mpi) return fail("MPI world", Status::Precondition("hvdbench was built without MPI"), false);
 #endif
+#ifdef HVD_HAVE_MPI
+  if (mpi && o.device == "gpu") {
+    // Before rank 0's 1-rank baseline: every rank must have a GPU. The first rank without
+    // one says why (one line); all ranks exit 1 without aborting the job.
+    const GpuVerdict v = check_gpu_here();
+    int mine[2] = {v.exit_code == kExitOk ? 1 : 0, rank}, first[2] = {1, 0};
+    MPI_Allreduce(mine, first, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+    if (!first[0]) {
+      if (rank == first[1]) std::cerr << "hvdbench: " << v.reason << "\n";
+      finalize_mpi();
+      return v.exit_code != kExitOk ? v.exit_code : kExitRuntimeFailure;
+    }
+  }
+#endif
   const bool progress =
       rank == 0 && !o.quiet && plan->step_s * (o.warmup + o.steps) > 3.0;
   if (rank == 0) print_banner(o, *trace, *plan, cfg, size, mpi);
@@ -323,7 +347,17 @@ int run_model_mode(const Options& o, bool mpi) {
   }
   if (mpi) origin = world_time_origin();
   std::unique_ptr<RankRuntime> rr;
-  s = RankRuntime::start(mpi ? WorldKind::kMpi : WorldKind::kLocalSingle, cfg, origin, &rr);
+  bool agreed = false;
+  s = RankRuntime::start(mpi ? WorldKind::kMpi : WorldKind::kLocalSingle, cfg, origin, &rr,
+                         memory_kind(o), &agreed);
+  if (!s.ok() && agreed) {
+    // Every rank failed alike (no GPU, NCCL set-up): one line from rank 0, a clean exit.
+    if (rank == 0) std::cerr << "hvdbench: --device gpu: " << s.message() << "\n";
+#ifdef HVD_HAVE_MPI
+    if (mpi) finalize_mpi();
+#endif
+    return kExitRuntimeFailure;
+  }
   if (!s.ok()) return fail("runtime start", s, mpi);
   replay::ReplayResult mine;
   WorldSamples world;

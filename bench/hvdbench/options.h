@@ -30,6 +30,8 @@ struct Options {
   std::string hosts;               ///< -H host1:4,host2:4
   std::string hostfile;            ///< --hostfile
   std::string mpi_args;            ///< extra mpirun arguments (split on spaces)
+  std::string device = "cpu";      ///< where tensors live: cpu (host memory, MPI) or gpu
+                                   ///< (device memory, NCCL backend); both modes
   // Model mode.
   std::string gpu;                 ///< catalogue GPU to scale compute to ("" = trace's reference)
   double compute_scale = 1.0;      ///< extra multiplier of compute times

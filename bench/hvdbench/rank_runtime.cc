@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "gpu_world.h"
 #include "hvd/mpi.h"
 
 namespace hvd::bench {
@@ -17,7 +18,8 @@ RankRuntime::~RankRuntime() {
 }
 
 Status RankRuntime::start(WorldKind kind, const Config& config, double origin,
-                          std::unique_ptr<RankRuntime>* out) {
+                          std::unique_ptr<RankRuntime>* out, MemoryKind memory, bool* agreed) {
+  if (agreed) *agreed = false;
   auto r = std::unique_ptr<RankRuntime>(new RankRuntime());
   r->platform_ = make_std_platform();
   r->cpu_ = make_cpu_device();
@@ -31,6 +33,16 @@ Status RankRuntime::start(WorldKind kind, const Config& config, double origin,
     r->local_ = std::make_unique<LocalWorld>(1);
     r->transport_ = r->local_->transport(0);
   }
+  if (memory == MemoryKind::kGpu) {
+    // The host transport carries the NCCL bootstrap and host-memory messages (control
+    // plane); it must outlive the NCCL world built over it.
+    r->host_ = std::move(r->transport_);
+    Status g = make_gpu_world(*r->host_, &r->transport_, &r->gpu_);
+    if (!g.ok()) {
+      if (agreed) *agreed = true;
+      return g;
+    }
+  }
   // hvdbench owns the timeline so the replay's compute lane lands in the same file.
   Status s;
   if (!config.timeline.empty()) {
@@ -42,6 +54,7 @@ Status RankRuntime::start(WorldKind kind, const Config& config, double origin,
   o.platform = r->platform_.get();
   o.transport = r->transport_.get();
   o.cpu = r->cpu_.get();
+  o.gpu = r->gpu_.get();
   o.config = config;
   o.timeline = r->timeline_.get();
   o.time_origin = r->origin_;

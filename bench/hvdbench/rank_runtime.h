@@ -14,14 +14,24 @@ namespace hvd::bench {
 /// Where a RankRuntime's transport comes from.
 enum class WorldKind { kMpi, kLocalSingle };
 
+/// Where the benchmark's tensors live.
+enum class MemoryKind {
+  kHost,  ///< host memory; the transport above (MPI or in-process)
+  kGpu,   ///< GPU memory; the NCCL backend over the transport above (make_gpu_world)
+};
+
 /// A started runtime and everything it borrows.
 class RankRuntime {
  public:
   ~RankRuntime();
   /// Builds and starts a runtime with `config`; `origin` is platform time of timeline ts 0
-  /// (0: the runtime agrees on one).
+  /// (0: the runtime agrees on one). With MemoryKind::kGpu the world is the NCCL backend
+  /// and device() the GPU. When the failure is one every rank reports alike (no GPU, NCCL
+  /// set-up: the backend agrees before failing), *agreed is set to true, so callers can
+  /// exit cleanly without aborting the MPI job.
   static Status start(WorldKind kind, const Config& config, double origin,
-                      std::unique_ptr<RankRuntime>* out);
+                      std::unique_ptr<RankRuntime>* out, MemoryKind memory = MemoryKind::kHost,
+                      bool* agreed = nullptr);
   /// Shuts the runtime down (collective) and flushes the timeline.
   Status shutdown();
   /// The runtime.
@@ -32,11 +42,19 @@ class RankRuntime {
   TimelineWriter* timeline() { return timeline_.get(); }
   /// Platform time of timeline ts 0.
   double origin() const { return origin_; }
+  /// The world transport the runtime runs on (the NCCL world with kGpu).
+  Transport& transport() { return *transport_; }
+  /// Where tensors of this benchmark live: the CPU device, or the GPU with kGpu.
+  Device& device() { return gpu_ ? *gpu_ : *cpu_; }
+  /// DeviceKind of the benchmark's tensors.
+  DeviceKind device_kind() const { return gpu_ ? DeviceKind::kGPU : DeviceKind::kCPU; }
 
  private:
   std::unique_ptr<Platform> platform_;
   std::unique_ptr<Device> cpu_;
+  std::unique_ptr<Device> gpu_;
   std::unique_ptr<LocalWorld> local_;
+  std::unique_ptr<Transport> host_;  // under the NCCL world (kGpu only)
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<TimelineWriter> timeline_;
   std::unique_ptr<Runtime> runtime_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace hvd::replay {
 
@@ -12,14 +13,31 @@ DataType dtype_of(const std::string& name) {
   return d ? *d : DataType::kFloat32;
 }
 
-// Gradient storage for one rank (empty when phantom).
+// Gradient storage for one rank (empty when phantom): host vectors, or blocks of
+// `memory` (a GPU device) released with it.
 struct Gradients {
   std::vector<std::vector<uint8_t>> bufs;
   std::vector<Tensor> tensors;
+  Device* memory = nullptr;
+  std::vector<void*> blocks;
+  Gradients() = default;
+  Gradients(const Gradients&) = delete;
+  Gradients& operator=(const Gradients&) = delete;
+  Gradients(Gradients&& o) noexcept
+      : bufs(std::move(o.bufs)),
+        tensors(std::move(o.tensors)),
+        memory(o.memory),
+        blocks(std::exchange(o.blocks, {})) {}
+  ~Gradients() {
+    if (!memory || blocks.empty()) return;
+    memory->synchronize();
+    for (void* p : blocks) memory->release(p);
+  }
 };
 
 Gradients make_gradients(const workloads::StepPlan& plan, const ReplayOptions& o) {
   Gradients g;
+  g.memory = o.phantom ? nullptr : o.memory;
   g.bufs.resize(plan.tensors.size());
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
     const auto& t = plan.tensors[i];
@@ -27,7 +45,11 @@ Gradients make_gradients(const workloads::StepPlan& plan, const ReplayOptions& o
     x.dtype = dtype_of(t.dtype);
     x.shape = {t.elements};
     x.device = o.device;
-    if (!o.phantom) {
+    if (g.memory) {
+      x.data = g.memory->allocate(static_cast<size_t>(t.bytes));
+      if (x.data) g.blocks.push_back(x.data);
+      g.memory->fill_identity(x.data, t.elements, x.dtype, ReduceOp::kSum);  // zeros
+    } else if (!o.phantom) {
       g.bufs[i].assign(static_cast<size_t>(t.bytes), 0);
       x.data = g.bufs[i].data();
     }
@@ -127,6 +149,12 @@ Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan
                        const ReplayOptions& o, ReplayResult* out) {
   if (o.steps <= 0) return Status::InvalidArgument("replay needs at least one measured step");
   Gradients g = make_gradients(plan, o);
+  // Device gradients are ready (zeroed) before the first one is enqueued.
+  if (g.memory) g.memory->synchronize();
+  if (g.memory) {
+    Status st = g.memory->last_error();
+    if (!st.ok()) return st;
+  }
   *out = ReplayResult{};
   for (const auto& t : plan.tensors) out->allreduce_bytes += o.ensemble ? 0 : t.bytes;
   out->allreduce_calls = o.ensemble ? 0 : static_cast<int64_t>(plan.tensors.size());

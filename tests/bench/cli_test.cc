@@ -9,6 +9,9 @@
 #include <sstream>
 #include <string>
 
+#include "gpu_world.h"
+#include "options.h"
+
 namespace {
 
 struct Outcome {
@@ -109,6 +112,35 @@ TEST(Cli, InProcessModelRunWritesTheReport) {
   EXPECT_NE(json.find("\"op\": \"allreduce\""), std::string::npos);
   const std::string csv = slurp(::testing::TempDir() + "hvdbench_np1.csv");
   EXPECT_EQ(csv.rfind("model,np,batch_size", 0), 0u) << csv;
+}
+
+// --device gpu where it cannot run: one line naming the reason, exit 2 when this build
+// has no NCCL backend, 1 when the machine has no usable GPU (see docs/nccl.md); no crash,
+// no mpirun noise (-np 2 on this host is refused before mpirun starts).
+TEST(Cli, DeviceGpuWithoutAGpuFailsWithOneLine) {
+  const hvd::bench::GpuVerdict v = hvd::bench::check_gpu_here();
+  if (v.exit_code == 0) GTEST_SKIP() << "a GPU is usable here: the no-GPU path cannot run";
+  const std::string why = hvd::bench::built_with_nccl()
+                              ? "--device gpu: the NCCL backend needs a GPU: "
+                              : "--device gpu: this hvdbench was built without the NCCL backend";
+  EXPECT_EQ(v.exit_code, hvd::bench::built_with_nccl() ? 1 : 2);
+  for (const std::string args :
+       {"--device gpu --collective allreduce -np 1 -b 1M -e 4M --check",
+        "--device gpu --collective allgather -b 1K -e 4K", "--device gpu --model resnet50",
+        "--device gpu --collective allreduce -np 2 -b 1M -e 4M"}) {
+    Outcome o = run_hvdbench(args);
+    EXPECT_EQ(o.code, v.exit_code) << args << "\n" << o.err;
+    EXPECT_EQ(lines(o.err), 1) << args << "\n" << o.err;
+    EXPECT_EQ(o.err, "hvdbench: " + v.reason + "\n") << args;
+    EXPECT_NE(o.err.find(why), std::string::npos) << args << "\n" << o.err;
+    EXPECT_EQ(o.out, "") << args;
+  }
+}
+
+// Bad --device values are bad input whatever the machine has.
+TEST(Cli, UnknownDeviceIsBadInput) {
+  expect_bad_input("--collective allreduce --device tpu", "expected cpu or gpu");
+  expect_bad_input("--model resnet50 --device cuda", "unknown device 'cuda'");
 }
 
 }  // namespace

@@ -122,5 +122,36 @@ TEST(Launcher, MpirunCommandLine) {
   EXPECT_TRUE(has("a:4,b:4"));
 }
 
+TEST(Options, DeviceDefaultsToCpuAndAcceptsGpuInBothModes) {
+  Options o;
+  ASSERT_LT(parse({"--collective", "allreduce"}, &o).exit_code, 0);
+  EXPECT_EQ(o.device, "cpu");
+  Options c;
+  ParseResult r =
+      parse({"--collective", "allreduce", "--device", "gpu", "-b", "1M", "-e", "4M"}, &c);
+  ASSERT_LT(r.exit_code, 0) << r.message;
+  EXPECT_EQ(c.device, "gpu");
+  EXPECT_EQ(c.min_bytes, 1LL << 20);
+  Options m;
+  r = parse({"--model", "resnet50", "--device=gpu", "-np", "2"}, &m);
+  ASSERT_LT(r.exit_code, 0) << r.message;
+  EXPECT_EQ(m.device, "gpu");
+  EXPECT_EQ(m.np, 2);
+  Options e;
+  r = parse({"--model", "resnet50", "--device", "cpu"}, &e);
+  ASSERT_LT(r.exit_code, 0) << r.message;
+  EXPECT_EQ(e.device, "cpu");
+}
+
+TEST(Options, UnknownOrMissingDeviceIsBadInput) {
+  EXPECT_EQ(error_of({"--collective", "allreduce", "--device", "tpu"}),
+            "--device: unknown device 'tpu'; expected cpu or gpu");
+  EXPECT_EQ(error_of({"--model", "resnet50", "--device", "GPU"}),
+            "--device: unknown device 'GPU'; expected cpu or gpu");
+  EXPECT_EQ(error_of({"--model", "resnet50", "--device", ""}),
+            "--device: unknown device ''; expected cpu or gpu");
+  EXPECT_NE(error_of({"--model", "resnet50", "--device"}).find("device"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hvd::bench

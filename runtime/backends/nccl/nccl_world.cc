@@ -2,6 +2,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "backends/nccl/cuda_device.h"
 #include "backends/nccl/nccl_bootstrap.h"
@@ -26,6 +27,26 @@ bool cuda_available(std::string* why) {
     return false;
   }
   return true;
+}
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+Status copy_host_device(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return Status::OK();
+  if (!dst || !src) return Status::InvalidArgument("copy_host_device: null pointer");
+  // cudaMemcpy from pageable memory may return before the DMA lands, and the backend's
+  // streams do not synchronise with the legacy stream: copy on it and wait for it.
+  Status s = nccl::cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, nullptr),
+                               "cudaMemcpyAsync");
+  if (s.ok()) s = nccl::cuda_status(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  return s;
 }
 
 std::string nccl_version_string() {
@@ -113,6 +134,41 @@ Status time_direct_nccl_allreduce(Transport& world, size_t bytes, int warmup, in
   if (stop) (void)cudaEventDestroy(stop);
   if (buf) (void)cudaFree(buf);
   return s;
+}
+
+Status time_direct_nccl_allreduce(Transport& world, const DirectAllreduce& a, double* seconds) {
+  auto* t = dynamic_cast<nccl::NcclTransport*>(&world);
+  if (!t || !seconds || !a.send || !a.recv || a.count < 1 || a.iters < 1 || a.warmup < 0)
+    return Status::InvalidArgument(
+        "time_direct_nccl_allreduce: needs the transport of make_nccl_world, device buffers, "
+        "count >= 1 and iters >= 1");
+  ncclDataType_t type;
+  Status s = nccl::to_nccl_type(a.dtype, &type);
+  if (!s.ok()) return s;
+  nccl::NcclReduction red;
+  s = nccl::to_nccl_reduction(a.op, a.dtype, world.size(), nccl::nccl_version(), &red);
+  if (!s.ok()) return s;
+  nccl::NcclComm* c = t->comm(&s);
+  if (!c) return s;
+  c->context().activate();
+  // Work the caller queued on the device stream (e.g. filling the input) comes first.
+  s = c->context().synchronize();
+  auto once = [&] {
+    return nccl::nccl_status(ncclAllReduce(a.send, a.recv, static_cast<size_t>(a.count), type,
+                                           red.op, c->get(), c->stream()),
+                             "ncclAllReduce");
+  };
+  for (int i = 0; s.ok() && i < a.warmup; ++i) s = once();
+  if (s.ok()) s = nccl::cuda_status(cudaStreamSynchronize(c->stream()), "cudaStreamSynchronize");
+  // Every rank starts the timed loop together (a one-word ncclAllReduce + synchronisation).
+  if (s.ok()) s = t->native()->barrier();
+  if (!s.ok()) return s;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; s.ok() && i < a.iters; ++i) s = once();
+  if (s.ok()) s = nccl::cuda_status(cudaStreamSynchronize(c->stream()), "cudaStreamSynchronize");
+  if (!s.ok()) return s;
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / a.iters;
+  return Status::OK();
 }
 
 }  // namespace hvd

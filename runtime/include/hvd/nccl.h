@@ -17,6 +17,7 @@
 #include "hvd/device.h"
 #include "hvd/status.h"
 #include "hvd/transport.h"
+#include "hvd/types.h"
 
 namespace hvd {
 
@@ -56,6 +57,33 @@ Status make_nccl_world(Transport& host_world, int device_id, std::unique_ptr<Tra
 /// when `nccl_world` is not from make_nccl_world.
 Status time_direct_nccl_allreduce(Transport& nccl_world, size_t bytes, int warmup, int iters,
                                   double* seconds);
+
+/// Number of GPUs the CUDA runtime sees (0 when none or no driver).
+int cuda_device_count();
+
+/// What time_direct_nccl_allreduce runs on: caller's device buffers (e.g. those an hvd
+/// allreduce just used, so both are timed on the same memory).
+struct DirectAllreduce {
+  const void* send = nullptr;  ///< device memory, `count` elements
+  void* recv = nullptr;        ///< device memory (may equal send: in place)
+  int64_t count = 0;           ///< elements
+  DataType dtype = DataType::kFloat32;
+  ReduceOp op = ReduceOp::kSum;  ///< average: ncclAvg (floats, NCCL >= 2.10) else sum
+  int warmup = 5;                ///< untimed calls first
+  int iters = 20;                ///< timed calls
+};
+
+/// nccl-tests' timing of ncclAllReduce straight on `nccl_world`'s communicator: warm-up
+/// calls, a device barrier, then `iters` calls enqueued back to back on the communicator's
+/// stream and one cudaStreamSynchronize, timed on the host clock; *seconds = that time / iters
+/// on this rank (take the slowest rank's). Collective. kInvalidArgument for a transport not
+/// from make_nccl_world, null buffers, count < 1 or iters < 1.
+Status time_direct_nccl_allreduce(Transport& nccl_world, const DirectAllreduce& what,
+                                  double* seconds);
+
+/// Host <-> device copy for callers that hold no CUDA headers (benchmarks, tests): done
+/// (the data is in place) when it returns. Pageable host memory is fine.
+Status copy_host_device(void* dst, const void* src, size_t bytes);
 
 /// "NCCL 2.28.9, CUDA runtime 13.0" (versions this build runs with).
 std::string nccl_version_string();

@@ -24,6 +24,9 @@ struct ReplayOptions {
   bool ensemble = false;                 ///< no gradient exchange; one final broadcast/allgather
   bool phantom = false;                  ///< gradients without storage (simulated devices)
   DeviceKind device = DeviceKind::kCPU;  ///< where gradients live
+  /// Allocates the gradients (zeroed) through this Device, e.g. the runtime's GPU device
+  /// for device tensors (then `device` must be its kind); null: host vectors.
+  Device* memory = nullptr;
   double optimizer_s = 0;                ///< optimizer-update compute per step
   TimelineWriter* timeline = nullptr;    ///< compute lane events (FORWARD/BACKWARD/...)
   double time_origin = 0;                ///< platform time of timeline ts 0
