@@ -140,7 +140,8 @@ void read_network(const json& j, const std::string& path, NetworkSpec* o) {
 
 void read_device(const json& j, const std::string& path, DeviceCostSpec* o) {
   only_keys(j, path, {"copy_bandwidth", "reduce_bandwidth", "host_staged", "pcie_bandwidth",
-                      "host_reduce_bandwidth"});
+                      "host_reduce_bandwidth", "scatter_gather"});
+  o->scatter_gather = get_bool(j, path, "scatter_gather", o->scatter_gather);
   o->copy_bandwidth = get_bandwidth(j, path, "copy_bandwidth", o->copy_bandwidth, true);
   o->reduce_bandwidth = get_bandwidth(j, path, "reduce_bandwidth", o->reduce_bandwidth, true);
   o->host_staged = get_bool(j, path, "host_staged", o->host_staged);
@@ -148,10 +149,44 @@ void read_device(const json& j, const std::string& path, DeviceCostSpec* o) {
   o->host_reduce_bandwidth = get_bandwidth(j, path, "host_reduce_bandwidth", o->host_reduce_bandwidth);
 }
 
+// What-ifs: "stragglers": [{"rank", "speed"}], "degraded_links": [{"node", "gpu",
+// "bandwidth_factor", "extra_latency"}].
+void read_what_ifs(const json& j, ClusterSpec* c) {
+  auto list = [&](const char* key) {
+    const json& v = j[key];
+    if (!v.is_array()) fail(std::string("cluster.") + key, v, "an array of objects");
+    return v;
+  };
+  if (j.contains("stragglers")) {
+    const json v = list("stragglers");
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string p = "cluster.stragglers[" + std::to_string(i) + "]";
+      only_keys(v[i], p, {"rank", "speed"});
+      if (!v[i].contains("rank")) throw ScenarioError(p + ".rank", "missing; expected a rank");
+      const int r = get_int(v[i], p, "rank", 0, 0, c->gpus() - 1);
+      c->gpu_speed[r] = get_number(v[i], p, "speed", 1.0, 0.01, 100.0);
+    }
+  }
+  if (j.contains("degraded_links")) {
+    const json v = list("degraded_links");
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string p = "cluster.degraded_links[" + std::to_string(i) + "]";
+      only_keys(v[i], p, {"node", "gpu", "bandwidth_factor", "extra_latency"});
+      if (!v[i].contains("node")) throw ScenarioError(p + ".node", "missing; expected a server index");
+      LinkDegradation d;
+      d.node = get_int(v[i], p, "node", 0, 0, c->nodes - 1);
+      d.gpu = get_int(v[i], p, "gpu", -1, -1, c->gpus_per_node - 1);
+      d.bandwidth_factor = get_number(v[i], p, "bandwidth_factor", 1.0, 0.001, 1000.0);
+      d.extra_latency = get_seconds(v[i], p, "extra_latency", 0.0);
+      c->degraded_links.push_back(d);
+    }
+  }
+}
+
 void read_cluster(const json& j, ScenarioPoint* o) {
   const std::string path = "cluster";
   only_keys(j, path, {"nodes", "gpus_per_node", "gpu", "gpu_speed_cv", "intra_node", "network", "device",
-                      "platform_file"});
+                      "platform_file", "stragglers", "degraded_links"});
   ClusterSpec& c = o->cluster;
   c.nodes = get_int(j, path, "nodes", c.nodes, 1, 1 << 16);
   c.gpus_per_node = get_int(j, path, "gpus_per_node", c.gpus_per_node, 1, 64);
@@ -168,6 +203,7 @@ void read_cluster(const json& j, ScenarioPoint* o) {
   if (j.contains("network")) read_network(j["network"], "cluster.network", &c.network);
   if (j.contains("device")) read_device(j["device"], "cluster.device", &o->device);
   c.platform_file = get_string(j, path, "platform_file", "");
+  read_what_ifs(j, &c);
   if (c.network.topology == "torus" && c.platform_file.empty()) {
     unsigned long long prod = 1;
     bool ok = !c.network.torus_dims.empty();
@@ -241,7 +277,9 @@ void read_runtime(const json& j, ScenarioPoint* o) {
 
 void read_simulation(const json& j, ScenarioPoint* o) {
   const std::string path = "simulation";
-  only_keys(j, path, {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance"});
+  only_keys(j, path, {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance",
+                      "wakeup_latency"});
+  o->simulation.wakeup_latency = get_seconds(j, path, "wakeup_latency", o->simulation.wakeup_latency);
   o->simulation.network_model = get_string(j, path, "network_model", o->simulation.network_model,
                                            {"CM02", "LV08", "SMPI", "IB"});
   o->simulation.cross_traffic = get_bool(j, path, "cross_traffic", o->simulation.cross_traffic);
@@ -276,7 +314,8 @@ void read_np(const json& doc, ScenarioPoint* o) {
 }  // namespace
 
 void read_point(const json& doc, ScenarioPoint* o) {
-  only_keys(doc, "", {"$schema", "name", "description", "cluster", "workload", "runtime", "sweep", "simulation"});
+  only_keys(doc, "", {"$schema", "name", "description", "cluster", "workload", "runtime", "sweep", "simulation",
+                      "calibration", "what_if"});
   if (doc.contains("name") && !doc["name"].is_string()) fail("name", doc["name"], "a string");
   if (doc.contains("description") && !doc["description"].is_string()) fail("description", doc["description"], "a string");
   if (!doc.contains("cluster")) throw ScenarioError("cluster", "missing; expected the cluster object");

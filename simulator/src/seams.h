@@ -44,7 +44,7 @@ class DeviceClock {
 };
 
 /// The simulated clock and S4U concurrency of one rank (device work from `clock`).
-std::unique_ptr<Platform> make_sim_platform(DeviceClock* clock);
+std::unique_ptr<Platform> make_sim_platform(DeviceClock* clock, double wakeup_latency = 0);
 
 /// One side of a message, waiting for its partner (matched FIFO per channel, as SimGrid
 /// matches the mailbox).

@@ -78,7 +78,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   for (int r = 0; r < o.np; ++r) {
     sg4::Actor::create("rank" + std::to_string(r), plat.gpus[static_cast<size_t>(r)], [&, r] {
       DeviceClock clock(o.model.device_tolerance);
-      auto platform = make_sim_platform(&clock);
+      auto platform = make_sim_platform(&clock, o.model.wakeup_latency);
       auto transport = make_sim_transport(fabric, r, &clock);
       auto gpu = make_sim_device(DeviceKind::kGPU, o.gpu_cost, o.with_data, &clock);
       auto cpu = make_sim_device(DeviceKind::kCPU, host_cost, o.with_data, &clock);

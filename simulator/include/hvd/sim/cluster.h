@@ -4,7 +4,9 @@
 // latencies seconds.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 namespace hvd::sim {
 
@@ -34,6 +36,14 @@ struct NetworkSpec {
   double effective_overhead() const;
 };
 
+/// A what-if on one server's network path (or one GPU's link inside its server).
+struct LinkDegradation {
+  int node = 0;                 ///< server index
+  int gpu = -1;                 ///< >= 0: that GPU's intra-node link instead of the NIC
+  double bandwidth_factor = 1;  ///< multiplies the link bandwidth (0.5: half speed)
+  double extra_latency = 0;     ///< added to the link latency, seconds
+};
+
 /// The whole machine.
 struct ClusterSpec {
   int nodes = 1;                 ///< servers
@@ -44,9 +54,11 @@ struct ClusterSpec {
   std::string platform_file;     ///< a SimGrid platform XML instead of the above ("" = build)
   double gpu_speed_cv = 0;       ///< GPU-to-GPU variation of compute speed (coefficient of
                                  ///< variation); GPU 0 is the median one
+  std::map<int, double> gpu_speed;          ///< what-if stragglers: rank -> speed (0.5: half)
+  std::vector<LinkDegradation> degraded_links;  ///< what-if slow links / degraded NICs
 
   /// Compute-time factor of GPU `r`: 1 + cv * z_r, z_r a fixed normal draw per GPU
-  /// (z_0 = 0), clamped to +-3.5.
+  /// (z_0 = 0), clamped to +-3.5; divided by the what-if speed of `r` (gpu_speed).
   double gpu_slowdown(int r) const;
 
   /// Total GPUs.
@@ -60,6 +72,8 @@ struct DeviceCostSpec {
   bool host_staged = false;         ///< gradients staged through host memory over PCIe
   double pcie_bandwidth = 12e9;     ///< host staging: device<->host copy rate
   double host_reduce_bandwidth = 5e9;  ///< host staging: CPU reduction rate
+  bool scatter_gather = false;      ///< works on tensors where they lie (host memory: the real
+                                    ///< CPU device's zero-copy path, no fusion-buffer copies)
 };
 
 /// SimGrid modelling choices.
@@ -69,6 +83,8 @@ struct SimModelSpec {
   int stack_kib = 256;                 ///< stack of each simulated actor
   double device_tolerance = 1e-6;      ///< device work may lag this much before a message
                                        ///< is posted (0: exact, one sleep per operation)
+  double wakeup_latency = 0;           ///< a notified thread resumes this much later (OS
+                                       ///< scheduling; from a calibration's per-call overhead)
 };
 
 /// Protocol defaults: {efficiency, per-message overhead} for "roce", "infiniband", "tcp";
