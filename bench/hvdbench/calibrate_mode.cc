@@ -77,8 +77,14 @@ double now_s() {
 }
 
 const std::vector<int64_t> kSizes = {8,       64,      512,      4 << 10,  32 << 10, 256 << 10,
-                                     1 << 20, 4 << 20, 16 << 20, 64 << 20};
+                                     1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 64 << 20};
 constexpr size_t kDeviceBytes = size_t{64} << 20;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
 
 // Collective helpers that work with one rank and no MPI.
 struct World {
@@ -131,9 +137,9 @@ double time_pair(Transport& t, int peer, std::vector<char>& sbuf, std::vector<ch
                  int64_t bytes, bool exchange, int warmup, int iters) {
   const bool leader = t.rank() < peer;
   const size_t n = static_cast<size_t>(bytes);
-  double t0 = 0;
+  std::vector<double> times;
   for (int i = 0; i < warmup + iters; ++i) {
-    if (i == warmup) t0 = now_s();
+    const double t0 = now_s();
     if (exchange) {
       auto r = t.irecv(peer, rbuf.data(), n, kTagData);
       auto s = t.isend(peer, sbuf.data(), n, kTagData);
@@ -146,13 +152,15 @@ double time_pair(Transport& t, int peer, std::vector<char>& sbuf, std::vector<ch
       (void)recv(t, peer, rbuf.data(), n, kTagData);
       (void)send(t, peer, sbuf.data(), n, kTagData);
     }
+    if (i >= warmup) times.push_back(now_s() - t0);
   }
-  const double per = (now_s() - t0) / iters;
+  // The median: robust against the preemptions of a shared machine.
+  const double per = median(times);
   return exchange ? per : per / 2;
 }
 
 int iters_for(int64_t bytes, int iters) {
-  return bytes >= (4 << 20) ? std::max(3, iters / 4) : std::max(iters, bytes <= 4096 ? 200 : iters);
+  return bytes >= (4 << 20) ? std::max(7, iters / 2) : std::max(iters, bytes <= 4096 ? 200 : iters);
 }
 
 // One link class: every paired rank measures at once; the figures are the mean over pairs.
@@ -189,10 +197,23 @@ json measure_links(Transport& t, const World& w, bool same_node, const Options& 
     ranks_paired = static_cast<int>(sum);
   }
   if (alpha_out) *alpha_out = oke ? ae : -1;
+  // Effective bandwidth per size beyond the latency; the peak is the link's bandwidth, the
+  // factors say how much slower each size moves (caches, MPI protocol switches).
+  double peak = 0;
+  std::vector<std::pair<double, double>> eff;
+  for (const LinkSample& s : ex)
+    if (s.bytes >= kFactorsFrom && s.seconds > ae) {
+      eff.emplace_back(static_cast<double>(s.bytes), static_cast<double>(s.bytes) / (s.seconds - ae));
+      peak = std::max(peak, eff.back().second);
+    }
+  json factors = json::array();
+  for (const auto& [n, b] : eff) factors.push_back({n, peak / b});
   json j = {{"pairs", ranks_paired / 2},
             {"concurrent", true},
             {"latency_s", oke ? ae : 0.0},
-            {"bandwidth_Bps", oke ? be : 0.0},
+            {"bandwidth_Bps", peak > 0 ? peak : (oke ? be : 0.0)},
+            {"bandwidth_factors", factors},
+            {"fit_large", {{"latency_s", oke ? ae : 0.0}, {"bandwidth_Bps", oke ? be : 0.0}}},
             {"pingpong_latency_s", okp ? ap : 0.0},
             {"pingpong_bandwidth_Bps", okp ? bp : 0.0},
             {"fit_all_sizes", {{"latency_s", okr ? ar : 0.0}, {"bandwidth_Bps", okr ? br : 0.0}}},
@@ -242,13 +263,14 @@ Status measure_runtime(const World& w, const Options& o, double exchange_latency
   if (!s.ok()) return s;
   float x = 1.0f, y = 0.0f;
   const int iters = std::max(50, o.iters * 10);
-  double t0 = 0;
+  std::vector<double> times;
   for (int i = 0; i < o.warmup_iters + 5 + iters && s.ok(); ++i) {
-    if (i == o.warmup_iters + 5) t0 = now_s();
+    const double t0 = now_s();
     s = rr->runtime().allreduce("hvdbench.calibrate.tiny", Tensor{&x, DataType::kFloat32, {1}},
                                 Tensor{&y, DataType::kFloat32, {1}});
+    if (i >= o.warmup_iters + 5) times.push_back(now_s() - t0);
   }
-  const double tiny = w.max_of((now_s() - t0) / iters);
+  const double tiny = w.max_of(median(times));
   const RuntimeStats st = rr->runtime().stats();
   Status d = rr->shutdown();
   if (!s.ok()) return s;

@@ -18,6 +18,8 @@ struct LinkSample {
 
 /// Messages of at least this size set the bandwidth of a fit.
 inline constexpr int64_t kBandwidthFrom = int64_t{1} << 20;
+/// Messages of at least this size get a bandwidth factor (smaller ones are latency-bound).
+inline constexpr int64_t kFactorsFrom = int64_t{32} << 10;
 
 /// Fits t = alpha + bytes / beta: alpha is the smallest message's time, beta the bytes of
 /// the messages >= kBandwidthFrom over their time beyond alpha. False when degenerate.

@@ -98,6 +98,8 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     fill(doc, "cluster.intra_node.latency", fmt(intra_alpha / 2 * 1e6, "us"));
     fill(doc, "cluster.intra_node.bandwidth",
          fmt(number(l, shown, "links.intra_node", "bandwidth_Bps") / 1e9, "GBps"));
+    if (l.contains("bandwidth_factors"))
+      fill(doc, "simulation.bandwidth_factors.intra_node", l["bandwidth_factors"]);
   }
   if (links.contains("inter_node") && !links["inter_node"].is_null()) {
     const json& l = links["inter_node"];
@@ -106,6 +108,8 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     fill(doc, "cluster.network.latency", fmt(std::max(0.0, alpha - intra_alpha) * 1e6, "us"));
     fill(doc, "cluster.network.bandwidth",
          fmt(number(l, shown, "links.inter_node", "bandwidth_Bps") / 1e9, "GBps"));
+    if (l.contains("bandwidth_factors"))
+      fill(doc, "simulation.bandwidth_factors.inter_node", l["bandwidth_factors"]);
     fill(doc, "cluster.network.efficiency", 1.0);
     fill(doc, "cluster.network.message_overhead", "0us");
   }

@@ -275,10 +275,34 @@ void read_runtime(const json& j, ScenarioPoint* o) {
   if (!s.ok()) throw ScenarioError("runtime", s.message());
 }
 
+// "bandwidth_factors": {"intra_node": [[bytes, factor], ...], "inter_node": [...]}.
+void read_factors(const json& j, SimModelSpec* m) {
+  const std::string path = "simulation.bandwidth_factors";
+  only_keys(j, path, {"intra_node", "inter_node"});
+  const char* keys[2] = {"intra_node", "inter_node"};
+  for (int k = 0; k < 2; ++k) {
+    if (!j.contains(keys[k])) continue;
+    const json& v = j[keys[k]];
+    const std::string p = join(path, keys[k]);
+    if (!v.is_array()) fail(p, v, "an array of [bytes, factor] pairs");
+    m->bandwidth_factors[k].clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      const json& e = v[i];
+      const std::string pi = p + "[" + std::to_string(i) + "]";
+      if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number() ||
+          !(e[0].get<double>() >= 1) || !(e[1].get<double>() >= 1e-3) || !(e[1].get<double>() <= 1e6) ||
+          (i > 0 && !(e[0].get<double>() > v[i - 1][0].get<double>())))
+        fail(pi, e, "a [bytes >= 1, factor in [0.001, 1e6]] pair, bytes increasing");
+      m->bandwidth_factors[k].emplace_back(e[0].get<double>(), e[1].get<double>());
+    }
+  }
+}
+
 void read_simulation(const json& j, ScenarioPoint* o) {
   const std::string path = "simulation";
   only_keys(j, path, {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance",
-                      "wakeup_latency"});
+                      "wakeup_latency", "bandwidth_factors"});
+  if (j.contains("bandwidth_factors")) read_factors(j["bandwidth_factors"], &o->simulation);
   o->simulation.wakeup_latency = get_seconds(j, path, "wakeup_latency", o->simulation.wakeup_latency);
   o->simulation.network_model = get_string(j, path, "network_model", o->simulation.network_model,
                                            {"CM02", "LV08", "SMPI", "IB"});

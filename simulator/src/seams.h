@@ -74,6 +74,10 @@ class SimFabric {
   int size() const { return static_cast<int>(hosts_.size()); }
   /// Node index of world rank r.
   int node_of(int r) const { return node_[static_cast<size_t>(r)]; }
+  /// Bytes a message of `bytes` from world rank a to b puts on the wire (size factors).
+  double wire_bytes(int a, int b, size_t bytes) const;
+  /// SimModelSpec::bandwidth_factors (0: within a server, 1: across).
+  std::vector<std::pair<double, double>> bandwidth_factors[2];
   /// The channel of messages (group, src, dst, tag) (world ranks).
   Channel* channel(int group, int src, int dst, int tag);
   /// Registers one side of a message; on match copies the bytes when both sides are real

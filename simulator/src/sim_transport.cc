@@ -9,6 +9,7 @@
 #include <simgrid/Exception.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "seams.h"
@@ -17,6 +18,18 @@ namespace hvd::sim {
 
 SimFabric::SimFabric(std::vector<sg4::Host*> hosts, std::vector<int> node)
     : hosts_(std::move(hosts)), node_(std::move(node)) {}
+
+double SimFabric::wire_bytes(int a, int b, size_t bytes) const {
+  const auto& f = bandwidth_factors[node_of(a) == node_of(b) ? 0 : 1];
+  const double n = static_cast<double>(bytes);
+  if (f.empty() || bytes == 0) return n;
+  if (n <= f.front().first) return n * f.front().second;
+  if (n >= f.back().first) return n * f.back().second;
+  size_t i = 1;
+  while (f[i].first < n) ++i;
+  const double x = (std::log(n) - std::log(f[i - 1].first)) / (std::log(f[i].first) - std::log(f[i - 1].first));
+  return n * (f[i - 1].second + x * (f[i].second - f[i - 1].second));
+}
 
 Channel* SimFabric::channel(int group, int src, int dst, int tag) {
   const uint64_t key = (static_cast<uint64_t>(group) << 44) | (static_cast<uint64_t>(src) << 24) |
@@ -90,12 +103,14 @@ void* g_payload_sink = nullptr;  // where SimGrid writes it on the receiving sid
 
 class SimRequest final : public Request {
  public:
-  SimRequest(Channel* c, bool is_send, const void* src, void* dst, size_t bytes) : ch_(c) {
+  SimRequest(Channel* c, bool is_send, const void* src, void* dst, size_t bytes,
+             double wire_bytes = 0)
+      : ch_(c) {
     m_.src = src;
     m_.dst = dst;
     m_.bytes = bytes;
     SimFabric::post(c, is_send, &m_);
-    comm_ = is_send ? c->mailbox->put_async(&g_dummy_payload, bytes)
+    comm_ = is_send ? c->mailbox->put_async(&g_dummy_payload, std::max(wire_bytes, double(bytes)))
                     : c->mailbox->get_async<void>(&g_payload_sink);
   }
   ~SimRequest() override {
@@ -161,7 +176,9 @@ class SimTransport final : public Transport {
     clock_->before_post();
     f_->messages[tag & 7] += 1;
     f_->bytes[tag & 7] += static_cast<double>(bytes);
-    return std::make_unique<SimRequest>(channel(peer, tag, true), true, data, nullptr, bytes);
+    const double wire = f_->wire_bytes(members_[static_cast<size_t>(rank_)],
+                                       members_[static_cast<size_t>(peer)], bytes);
+    return std::make_unique<SimRequest>(channel(peer, tag, true), true, data, nullptr, bytes, wire);
   }
   std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
     clock_->before_post();

@@ -73,6 +73,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   plat.gpus.resize(static_cast<size_t>(o.np));
   plat.node_of.resize(static_cast<size_t>(o.np));
   auto fabric = std::make_shared<SimFabric>(plat.gpus, plat.node_of);
+  for (int k = 0; k < 2; ++k) fabric->bandwidth_factors[k] = o.model.bandwidth_factors[k];
   DeviceCostSpec host_cost = o.gpu_cost;
   host_cost.host_staged = false;
   for (int r = 0; r < o.np; ++r) {

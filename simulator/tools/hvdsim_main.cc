@@ -29,8 +29,12 @@ int run_sweep(const hvd::sim::Scenario& sc, int np, const std::string& b, const 
     std::cerr << "hvdsim: --collective: need 4 <= -b <= -e (sizes like 8, 4K, 64MiB) and -f >= 2\n";
     return 2;
   }
-  const hvd::sim::ScenarioPoint& pt = sc.points.front();
+  hvd::sim::ScenarioPoint pt = sc.points.front();
   if (np <= 0) np = pt.np.back();
+  // As hvdbench's collective mode: event-driven cycle unless the scenario sets one.
+  if (!pt.knobs.count("cycle_time_ms") && !pt.knobs.count("HVD_CYCLE_TIME") &&
+      !pt.knobs.count("HOROVOD_CYCLE_TIME"))
+    pt.config.cycle_time_ms = 0;
   std::vector<int64_t> sizes;
   for (int64_t s = *lo; s <= *hi; s *= f) sizes.push_back(s);
   std::vector<hvd::sim::CollectivePoint> pts;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hvd::sim {
@@ -85,6 +86,10 @@ struct SimModelSpec {
                                        ///< is posted (0: exact, one sleep per operation)
   double wakeup_latency = 0;           ///< a notified thread resumes this much later (OS
                                        ///< scheduling; from a calibration's per-call overhead)
+  /// Effective bandwidth by message size: (bytes, factor) points, a message of n bytes
+  /// moves n x factor(n) bytes on the wire (log-size interpolation; empty = 1). Index 0:
+  /// messages within a server, 1: across servers. From a calibration's measured table.
+  std::vector<std::pair<double, double>> bandwidth_factors[2];
 };
 
 /// Protocol defaults: {efficiency, per-message overhead} for "roce", "infiniband", "tcp";
