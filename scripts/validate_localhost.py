@@ -51,6 +51,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--gpu", nargs="+", default=["P100", "H100"])
     ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--iters", type=int, default=50, help="allreduce sweep: timed calls per size")
     a = ap.parse_args()
     bench = os.path.join(a.build, "bench/hvdbench/hvdbench")
     sim = os.path.join(a.build, "simulator/hvdsim")
@@ -75,9 +76,10 @@ def main():
                 s, i = step_of(pred, np)
                 m["sim"].append(s), m["sim_ips"].append(i)
             real = sweep_rows(sh([bench, "--collective", "allreduce", "-b", "8", "-e", "64M", "-f",
-                                  "8", "-np", str(np)]))
+                                  "8", "-np", str(np), "-n", str(a.iters), "-w", "10"]))
             pred = sweep_rows(sh([sim, "scenarios/localhost.json", *sets, "--collective",
-                                  "allreduce", "-b", "8", "-e", "64M", "-f", "8", "--np", str(np)]))
+                                  "allreduce", "-b", "8", "-e", "64M", "-f", "8", "--np", str(np),
+                                  "-n", str(a.iters), "-w", "10"]))
             for b, t in real.items():
                 d = sweep.setdefault((np, b), {"real": [], "sim": []})
                 d["real"].append(t)

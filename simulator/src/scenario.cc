@@ -150,7 +150,10 @@ Status parse_scenario(const std::string& text, const std::string& source,
           read_point(dw, &pt);
         } catch (const ScenarioError& e) {
           if (lw.empty()) throw;
-          throw ScenarioError("", std::string(e.what()) + " (point " + lw + ")");
+          const std::string where = w > 0 ? "what-if " + what_ifs[w - 1].first +
+                                                (label.empty() ? "" : ", sweep point " + label)
+                                          : "sweep point " + label;
+          throw ScenarioError("", std::string(e.what()) + " (" + where + ")");
         }
         pt.label = lw;
         if (w > 0) pt.what_if = what_ifs[w - 1].first;
