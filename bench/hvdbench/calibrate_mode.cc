@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -79,6 +80,23 @@ double now_s() {
 const std::vector<int64_t> kSizes = {8,       64,      512,      4 << 10,  32 << 10, 256 << 10,
                                      1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 64 << 20};
 constexpr size_t kDeviceBytes = size_t{64} << 20;
+constexpr size_t kColdBytes = size_t{128} << 20;  // per buffer: 4x a typical last-level cache
+
+// This rank's share of the last-level cache (sysfs; 32 MiB if unknown).
+double cache_share(int ranks_on_node) {
+  double bytes = 32.0 * (1 << 20);
+  for (int i = 3; i >= 2; --i) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    std::string s;
+    if (f >> s && !s.empty()) {
+      const char unit = s.back();
+      const double v = std::atof(s.c_str());
+      bytes = v * (unit == 'K' ? 1024.0 : unit == 'M' ? 1048576.0 : 1.0);
+      break;
+    }
+  }
+  return bytes / std::max(1, ranks_on_node);
+}
 
 // Collective helpers that work with one rank and no MPI.
 struct World {
@@ -127,16 +145,20 @@ int partner_of(const Transport& t, bool same_node) {
 }
 
 // Ping-pong (one-way = round trip / 2) or exchange (both send at once) of `bytes`.
+// cold: every iteration at the next offset of the (large) buffers, so the data are not in
+// cache, as when a collective walks through large gradient buffers.
 double time_pair(Transport& t, int peer, std::vector<char>& sbuf, std::vector<char>& rbuf,
-                 int64_t bytes, bool exchange, int warmup, int iters) {
+                 int64_t bytes, bool exchange, int warmup, int iters, bool cold = false) {
   const bool leader = t.rank() < peer;
   const size_t n = static_cast<size_t>(bytes);
+  const size_t stride = std::max<size_t>(n, 64 << 10), slots = std::max<size_t>(1, sbuf.size() / stride);
   std::vector<double> times;
   for (int i = 0; i < warmup + iters; ++i) {
     const double t0 = now_s();
+    const size_t off = cold && n <= sbuf.size() / 2 ? (static_cast<size_t>(i) % slots) * stride : 0;
     if (exchange) {
-      auto r = t.irecv(peer, rbuf.data(), n, kTagData);
-      auto s = t.isend(peer, sbuf.data(), n, kTagData);
+      auto r = t.irecv(peer, rbuf.data() + off, n, kTagData);
+      auto s = t.isend(peer, sbuf.data() + off, n, kTagData);
       (void)s->wait();
       (void)r->wait();
     } else if (leader) {
@@ -164,21 +186,25 @@ json measure_links(Transport& t, const World& w, bool same_node, const Options& 
                    double* alpha_out) {
   const int peer = partner_of(t, same_node);
   if (w.max_of(peer >= 0 ? 1.0 : 0.0) <= 0) return nullptr;  // nobody has a partner
-  std::vector<char> sbuf(static_cast<size_t>(kSizes.back()), 1), rbuf(sbuf.size(), 0);
+  std::vector<char> sbuf(kColdBytes, 1), rbuf(sbuf.size(), 0);
   json table = json::array();
-  std::vector<LinkSample> pp, ex;
+  std::vector<LinkSample> pp, ex, cold;
   for (int64_t b : kSizes) {
     const int n = iters_for(b, o.iters);
     w.barrier();
     double a = peer >= 0 ? time_pair(t, peer, sbuf, rbuf, b, false, o.warmup_iters, n) : -1;
     w.barrier();
     double e = peer >= 0 ? time_pair(t, peer, sbuf, rbuf, b, true, o.warmup_iters, n) : -1;
+    w.barrier();
+    double c = peer >= 0 ? time_pair(t, peer, sbuf, rbuf, b, true, o.warmup_iters, n, true) : -1;
     a = w.mean_of_valid(a);
     e = w.mean_of_valid(e);
+    c = w.mean_of_valid(c);
     pp.push_back({b, a});
     ex.push_back({b, e});
-    table.push_back({{"bytes", b}, {"pingpong_s", a}, {"exchange_s", e},
-                     {"pingpong_Bps", b / a}, {"exchange_Bps", b / e}});
+    cold.push_back({b, c});
+    table.push_back({{"bytes", b}, {"pingpong_s", a}, {"exchange_s", e}, {"exchange_cold_s", c},
+                     {"pingpong_Bps", b / a}, {"exchange_Bps", b / e}, {"exchange_cold_Bps", b / c}});
   }
   double ap = 0, bp = 0, ae = 0, be = 0;
   const bool okp = fit_alpha_beta(pp, &ap, &bp), oke = fit_alpha_beta(ex, &ae, &be);
@@ -202,13 +228,18 @@ json measure_links(Transport& t, const World& w, bool same_node, const Options& 
       eff.emplace_back(static_cast<double>(s.bytes), static_cast<double>(s.bytes) / (s.seconds - ae));
       peak = std::max(peak, eff.back().second);
     }
-  json factors = json::array();
+  json factors = json::array(), factors_cold = json::array();
   for (const auto& [n, b] : eff) factors.push_back({n, peak / b});
+  for (const LinkSample& s : cold)
+    if (s.bytes >= kFactorsFrom && s.seconds > ae && peak > 0)
+      factors_cold.push_back({static_cast<double>(s.bytes),
+                              std::max(1.0, peak * (s.seconds - ae) / static_cast<double>(s.bytes))});
   json j = {{"pairs", ranks_paired / 2},
             {"concurrent", true},
             {"latency_s", oke ? ae : 0.0},
             {"bandwidth_Bps", peak > 0 ? peak : (oke ? be : 0.0)},
             {"bandwidth_factors", factors},
+            {"bandwidth_factors_cold", factors_cold},
             {"fit_large", {{"latency_s", oke ? ae : 0.0}, {"bandwidth_Bps", oke ? be : 0.0}}},
             {"pingpong_latency_s", okp ? ap : 0.0},
             {"pingpong_bandwidth_Bps", okp ? bp : 0.0},
@@ -342,6 +373,7 @@ int run_calibrate_mode(const Options& o, bool mpi) {
 #endif
   if (!doc.contains("nodes")) doc["nodes"] = 1, doc["ranks_per_node"] = w.size;
   doc["links"] = links;
+  doc["cache_bytes_per_rank"] = cache_share(doc["ranks_per_node"].get<int>());
   if (w.rank == 0 && !o.quiet) std::cerr << "hvdbench: calibrate: copy and reduce throughput\n";
   doc["device"] = measure_device(w, o);
   if (w.rank == 0 && !o.quiet) std::cerr << "hvdbench: calibrate: runtime per-call overhead\n";

@@ -26,7 +26,7 @@ std::string fmt(double v, const char* unit) {
 // The number at `key` of `obj` (path `path` in file `file`), > 0 (or >= 0 if allowed).
 double number(const json& obj, const std::string& file, const std::string& path, const char* key,
               bool allow_zero = false) {
-  const std::string p = file + ": " + path + "." + key;
+  const std::string p = file + ": " + (path.empty() ? "" : path + ".") + key;
   if (!obj.is_object() || !obj.contains(key))
     throw ScenarioError("calibration", p + ": missing; expected a number");
   const json& v = obj[key];
@@ -100,6 +100,8 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
          fmt(number(l, shown, "links.intra_node", "bandwidth_Bps") / 1e9, "GBps"));
     if (l.contains("bandwidth_factors"))
       fill(doc, "simulation.bandwidth_factors.intra_node", l["bandwidth_factors"]);
+    if (l.contains("bandwidth_factors_cold"))
+      fill(doc, "simulation.bandwidth_factors.intra_node_cold", l["bandwidth_factors_cold"]);
   }
   if (links.contains("inter_node") && !links["inter_node"].is_null()) {
     const json& l = links["inter_node"];
@@ -110,9 +112,14 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
          fmt(number(l, shown, "links.inter_node", "bandwidth_Bps") / 1e9, "GBps"));
     if (l.contains("bandwidth_factors"))
       fill(doc, "simulation.bandwidth_factors.inter_node", l["bandwidth_factors"]);
+    if (l.contains("bandwidth_factors_cold"))
+      fill(doc, "simulation.bandwidth_factors.inter_node_cold", l["bandwidth_factors_cold"]);
     fill(doc, "cluster.network.efficiency", 1.0);
     fill(doc, "cluster.network.message_overhead", "0us");
   }
+  if (c.contains("cache_bytes_per_rank"))
+    fill(doc, "simulation.cache",
+         std::to_string(static_cast<int64_t>(number(c, shown, "", "cache_bytes_per_rank", true))));
   if (c.contains("device") && !c["device"].is_null()) {
     const json& d = c["device"];
     fill(doc, "cluster.device.copy_bandwidth",

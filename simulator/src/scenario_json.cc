@@ -278,14 +278,15 @@ void read_runtime(const json& j, ScenarioPoint* o) {
 // "bandwidth_factors": {"intra_node": [[bytes, factor], ...], "inter_node": [...]}.
 void read_factors(const json& j, SimModelSpec* m) {
   const std::string path = "simulation.bandwidth_factors";
-  only_keys(j, path, {"intra_node", "inter_node"});
-  const char* keys[2] = {"intra_node", "inter_node"};
-  for (int k = 0; k < 2; ++k) {
+  only_keys(j, path, {"intra_node", "inter_node", "intra_node_cold", "inter_node_cold"});
+  const char* keys[4] = {"intra_node", "inter_node", "intra_node_cold", "inter_node_cold"};
+  for (int k = 0; k < 4; ++k) {
     if (!j.contains(keys[k])) continue;
     const json& v = j[keys[k]];
     const std::string p = join(path, keys[k]);
     if (!v.is_array()) fail(p, v, "an array of [bytes, factor] pairs");
-    m->bandwidth_factors[k].clear();
+    auto& out = k < 2 ? m->bandwidth_factors[k] : m->bandwidth_factors_cold[k - 2];
+    out.clear();
     for (size_t i = 0; i < v.size(); ++i) {
       const json& e = v[i];
       const std::string pi = p + "[" + std::to_string(i) + "]";
@@ -293,7 +294,7 @@ void read_factors(const json& j, SimModelSpec* m) {
           !(e[0].get<double>() >= 1) || !(e[1].get<double>() >= 1e-3) || !(e[1].get<double>() <= 1e6) ||
           (i > 0 && !(e[0].get<double>() > v[i - 1][0].get<double>())))
         fail(pi, e, "a [bytes >= 1, factor in [0.001, 1e6]] pair, bytes increasing");
-      m->bandwidth_factors[k].emplace_back(e[0].get<double>(), e[1].get<double>());
+      out.emplace_back(e[0].get<double>(), e[1].get<double>());
     }
   }
 }
@@ -301,7 +302,13 @@ void read_factors(const json& j, SimModelSpec* m) {
 void read_simulation(const json& j, ScenarioPoint* o) {
   const std::string path = "simulation";
   only_keys(j, path, {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance",
-                      "wakeup_latency", "bandwidth_factors"});
+                      "wakeup_latency", "bandwidth_factors", "cache"});
+  if (j.contains("cache")) {
+    const json& v = j["cache"];
+    auto b = v.is_string() ? parse_bytes(v.get<std::string>()) : std::nullopt;
+    if (!b || *b < 0) fail("simulation.cache", v, "a size (e.g. \"16MiB\"; \"0\": no cache model)");
+    o->simulation.cache_bytes = static_cast<double>(*b);
+  }
   if (j.contains("bandwidth_factors")) read_factors(j["bandwidth_factors"], &o->simulation);
   o->simulation.wakeup_latency = get_seconds(j, path, "wakeup_latency", o->simulation.wakeup_latency);
   o->simulation.network_model = get_string(j, path, "network_model", o->simulation.network_model,

@@ -19,16 +19,51 @@ namespace hvd::sim {
 SimFabric::SimFabric(std::vector<sg4::Host*> hosts, std::vector<int> node)
     : hosts_(std::move(hosts)), node_(std::move(node)) {}
 
-double SimFabric::wire_bytes(int a, int b, size_t bytes) const {
-  const auto& f = bandwidth_factors[node_of(a) == node_of(b) ? 0 : 1];
-  const double n = static_cast<double>(bytes);
-  if (f.empty() || bytes == 0) return n;
-  if (n <= f.front().first) return n * f.front().second;
-  if (n >= f.back().first) return n * f.back().second;
+namespace {
+
+// factor(n) of a [bytes, factor] table: log-size interpolation, flat beyond the ends.
+double factor_at(const std::vector<std::pair<double, double>>& f, double n) {
+  if (f.empty()) return 1.0;
+  if (n <= f.front().first) return f.front().second;
+  if (n >= f.back().first) return f.back().second;
   size_t i = 1;
   while (f[i].first < n) ++i;
   const double x = (std::log(n) - std::log(f[i - 1].first)) / (std::log(f[i].first) - std::log(f[i - 1].first));
-  return n * (f[i - 1].second + x * (f[i].second - f[i - 1].second));
+  return f[i - 1].second + x * (f[i].second - f[i - 1].second);
+}
+
+constexpr uintptr_t kCacheBlock = 64 << 10;
+
+}  // namespace
+
+double SimFabric::wire_bytes(int a, int b, size_t bytes, double hot) const {
+  const int k = node_of(a) == node_of(b) ? 0 : 1;
+  const double n = static_cast<double>(bytes);
+  if (bytes == 0) return n;
+  const double f_hot = factor_at(bandwidth_factors[k], n);
+  if (cache_bytes <= 0 || bandwidth_factors_cold[k].empty()) return n * f_hot;
+  return n * (hot * f_hot + (1 - hot) * factor_at(bandwidth_factors_cold[k], n));
+}
+
+double SimFabric::touch(int r, const std::vector<IoPiece>& pieces) {
+  if (cache_bytes <= 0) return 1.0;
+  if (caches_.size() < hosts_.size()) caches_.resize(hosts_.size());
+  RankCache& c = caches_[static_cast<size_t>(r)];
+  double total = 0, hot = 0;
+  for (const IoPiece& p : pieces) {
+    total += static_cast<double>(p.bytes);
+    if (!p.data || !p.bytes) continue;  // no address: never seen before
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p.data), end = a + p.bytes;
+    for (uintptr_t b = a / kCacheBlock; b <= (end - 1) / kCacheBlock; ++b) {
+      const uintptr_t lo = std::max(a, b * kCacheBlock), hi = std::min(end, (b + 1) * kCacheBlock);
+      auto it = c.blocks.find(b);
+      if (it != c.blocks.end() && c.touched - it->second < cache_bytes)
+        hot += static_cast<double>(hi - lo);
+      c.blocks[b] = c.touched + total;
+    }
+  }
+  c.touched += total;
+  return total > 0 ? hot / total : 1.0;
 }
 
 Channel* SimFabric::channel(int group, int src, int dst, int tag) {
@@ -176,12 +211,12 @@ class SimTransport final : public Transport {
     clock_->before_post();
     f_->messages[tag & 7] += 1;
     f_->bytes[tag & 7] += static_cast<double>(bytes);
-    const double wire = f_->wire_bytes(members_[static_cast<size_t>(rank_)],
-                                       members_[static_cast<size_t>(peer)], bytes);
-    return std::make_unique<SimRequest>(channel(peer, tag, true), true, data, nullptr, bytes, wire);
+    const double hot = f_->touch(me(), {{const_cast<void*>(data), bytes}});
+    return post_send(peer, data, bytes, tag, hot);
   }
   std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
     clock_->before_post();
+    (void)f_->touch(me(), {{data, bytes}});
     return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, data, bytes);
   }
   // Gathered/scattered messages: phantom pieces (which the default would pack) make the
@@ -193,7 +228,11 @@ class SimTransport final : public Transport {
       n += p.bytes;
       phantom = phantom || (p.bytes && is_phantom(p.data));
     }
-    return phantom ? isend(peer, nullptr, n, tag) : Transport::isendv(peer, pieces, tag);
+    if (!phantom) return Transport::isendv(peer, pieces, tag);
+    clock_->before_post();
+    f_->messages[tag & 7] += 1;
+    f_->bytes[tag & 7] += static_cast<double>(n);
+    return post_send(peer, nullptr, n, tag, f_->touch(me(), pieces));
   }
   std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
     size_t n = 0;
@@ -202,7 +241,10 @@ class SimTransport final : public Transport {
       n += p.bytes;
       phantom = phantom || (p.bytes && is_phantom(p.data));
     }
-    return phantom ? irecv(peer, nullptr, n, tag) : Transport::irecvv(peer, pieces, tag);
+    if (!phantom) return Transport::irecvv(peer, pieces, tag);
+    clock_->before_post();
+    (void)f_->touch(me(), pieces);
+    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, n);
   }
   std::unique_ptr<Transport> split(int color, int key) override {
     int new_group = 0;
@@ -212,6 +254,14 @@ class SimTransport final : public Transport {
     return std::make_unique<SimTransport>(f_, new_group, std::move(m), idx, clock_);
   }
   std::string name() const override { return "simgrid"; }
+
+ private:
+  std::unique_ptr<Request> post_send(int peer, const void* data, size_t bytes, int tag, double hot) {
+    const double wire = f_->wire_bytes(me(), members_[static_cast<size_t>(peer)], bytes, hot);
+    return std::make_unique<SimRequest>(channel(peer, tag, true), true, data, nullptr, bytes, wire);
+  }
+
+ public:
 
  private:
   int me() const { return members_[static_cast<size_t>(rank_)]; }

@@ -73,7 +73,11 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   plat.gpus.resize(static_cast<size_t>(o.np));
   plat.node_of.resize(static_cast<size_t>(o.np));
   auto fabric = std::make_shared<SimFabric>(plat.gpus, plat.node_of);
-  for (int k = 0; k < 2; ++k) fabric->bandwidth_factors[k] = o.model.bandwidth_factors[k];
+  for (int k = 0; k < 2; ++k) {
+    fabric->bandwidth_factors[k] = o.model.bandwidth_factors[k];
+    fabric->bandwidth_factors_cold[k] = o.model.bandwidth_factors_cold[k];
+  }
+  fabric->cache_bytes = o.model.cache_bytes;
   DeviceCostSpec host_cost = o.gpu_cost;
   host_cost.host_staged = false;
   for (int r = 0; r < o.np; ++r) {

@@ -90,6 +90,12 @@ struct SimModelSpec {
   /// moves n x factor(n) bytes on the wire (log-size interpolation; empty = 1). Index 0:
   /// messages within a server, 1: across servers. From a calibration's measured table.
   std::vector<std::pair<double, double>> bandwidth_factors[2];
+  /// The same for data not in cache (bandwidth_factors are then the in-cache ones).
+  std::vector<std::pair<double, double>> bandwidth_factors_cold[2];
+  /// Cache per rank, bytes (0: no cache model, every message uses bandwidth_factors). A
+  /// message's bytes are in cache when the rank touched them (sent or received) less than
+  /// this many bytes ago; buffers without an address (phantom gradients) are never.
+  double cache_bytes = 0;
 };
 
 /// Protocol defaults: {efficiency, per-message overhead} for "roce", "infiniband", "tcp";
