@@ -98,6 +98,23 @@ double cache_share(int ranks_on_node) {
   return bytes / std::max(1, ranks_on_node);
 }
 
+// The median of the means of 5 consecutive batches: a mean, as hvdbench's sweeps and
+// training steps see it (on an oversubscribed host the sharing of the cores is part of the
+// cost), but robust against a rare long stall from other work on a shared machine.
+double median_of_means(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  const size_t batches = std::min<size_t>(5, v.size()), per = v.size() / batches;
+  std::vector<double> means;
+  for (size_t b = 0; b < batches; ++b) {
+    const size_t lo = b * per, hi = b + 1 == batches ? v.size() : lo + per;
+    double m = 0;
+    for (size_t i = lo; i < hi; ++i) m += v[i] / static_cast<double>(hi - lo);
+    means.push_back(m);
+  }
+  std::nth_element(means.begin(), means.begin() + static_cast<long>(means.size() / 2), means.end());
+  return means[means.size() / 2];
+}
+
 // Collective helpers that work with one rank and no MPI.
 struct World {
   bool mpi = false;
@@ -170,15 +187,12 @@ double time_pair(Transport& t, int peer, std::vector<char>& sbuf, std::vector<ch
     }
     if (i >= warmup) times.push_back(now_s() - t0);
   }
-  // The mean, as hvdbench's sweeps and training steps see it: on an oversubscribed host the
-  // sharing of the cores is part of the cost.
-  double per = 0;
-  for (double x : times) per += x / static_cast<double>(times.size());
+  const double per = median_of_means(times);
   return exchange ? per : per / 2;
 }
 
 int iters_for(int64_t bytes, int iters) {
-  return bytes >= (4 << 20) ? std::max(7, iters / 2) : std::max(iters, bytes <= 4096 ? 200 : iters);
+  return bytes >= (4 << 20) ? std::max(10, iters / 2) : std::max(iters, bytes <= 4096 ? 200 : iters);
 }
 
 // One link class: every paired rank measures at once; the figures are the mean over pairs.
@@ -252,16 +266,20 @@ template <typename Fn>
 double best_rate(const World& w, Fn once, int reps) {
   once();  // first touch
   w.barrier();
-  // Every rank at once, the mean: sustained throughput with the cores shared as in training.
-  const double t0 = now_s();
-  for (int i = 0; i < reps; ++i) once();
-  return w.mean_of_valid(static_cast<double>(kDeviceBytes) * reps / (now_s() - t0));
+  // Every rank at once: sustained throughput with the cores shared as in training.
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    const double t0 = now_s();
+    once();
+    times.push_back(now_s() - t0);
+  }
+  return w.mean_of_valid(static_cast<double>(kDeviceBytes) / median_of_means(times));
 }
 
 json measure_device(const World& w, const Options& o) {
   auto cpu = make_cpu_device();
   std::vector<float> a(kDeviceBytes / sizeof(float), 1.0f), b(a.size(), 2.0f);
-  const int reps = std::max(3, o.iters / 4);
+  const int reps = std::max(5, o.iters / 2);
   const double copy = best_rate(w, [&] { cpu->copy(a.data(), b.data(), kDeviceBytes); }, reps);
   const double reduce = best_rate(
       w,
@@ -294,9 +312,7 @@ Status measure_runtime(const World& w, const Options& o, double exchange_latency
                                 Tensor{&y, DataType::kFloat32, {1}});
     if (i >= o.warmup_iters + 5) times.push_back(now_s() - t0);
   }
-  double mean = 0;
-  for (double x : times) mean += x / static_cast<double>(times.size());
-  const double tiny = w.max_of(mean);
+  const double tiny = w.max_of(median_of_means(times));
   const RuntimeStats st = rr->runtime().stats();
   Status d = rr->shutdown();
   if (!s.ok()) return s;
