@@ -77,7 +77,7 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-const std::vector<int64_t> kSizes = {8,       64,      512,      4 << 10,  32 << 10, 256 << 10,
+const std::vector<int64_t> kSizes = {8,       64,      512,     4 << 10, 32 << 10, 256 << 10,
                                      1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 64 << 20};
 constexpr size_t kDeviceBytes = size_t{64} << 20;
 constexpr size_t kColdBytes = size_t{128} << 20;  // per buffer: 4x a typical last-level cache
@@ -168,7 +168,8 @@ double time_pair(Transport& t, int peer, std::vector<char>& sbuf, std::vector<ch
                  int64_t bytes, bool exchange, int warmup, int iters, bool cold = false) {
   const bool leader = t.rank() < peer;
   const size_t n = static_cast<size_t>(bytes);
-  const size_t stride = std::max<size_t>(n, 64 << 10), slots = std::max<size_t>(1, sbuf.size() / stride);
+  const size_t stride = std::max<size_t>(n, 64 << 10),
+               slots = std::max<size_t>(1, sbuf.size() / stride);
   std::vector<double> times;
   for (int i = 0; i < warmup + iters; ++i) {
     const double t0 = now_s();
@@ -192,7 +193,8 @@ double time_pair(Transport& t, int peer, std::vector<char>& sbuf, std::vector<ch
 }
 
 int iters_for(int64_t bytes, int iters) {
-  return bytes >= (4 << 20) ? std::max(10, iters / 2) : std::max(iters, bytes <= 4096 ? 200 : iters);
+  return bytes >= (4 << 20) ? std::max(10, iters / 2)
+                            : std::max(iters, bytes <= 4096 ? 200 : iters);
 }
 
 // One link class: every paired rank measures at once; the figures are the mean over pairs.
@@ -217,8 +219,13 @@ json measure_links(Transport& t, const World& w, bool same_node, const Options& 
     pp.push_back({b, a});
     ex.push_back({b, e});
     cold.push_back({b, c});
-    table.push_back({{"bytes", b}, {"pingpong_s", a}, {"exchange_s", e}, {"exchange_cold_s", c},
-                     {"pingpong_Bps", b / a}, {"exchange_Bps", b / e}, {"exchange_cold_Bps", b / c}});
+    table.push_back({{"bytes", b},
+                     {"pingpong_s", a},
+                     {"exchange_s", e},
+                     {"exchange_cold_s", c},
+                     {"pingpong_Bps", b / a},
+                     {"exchange_Bps", b / e},
+                     {"exchange_cold_Bps", b / c}});
   }
   double ap = 0, bp = 0, ae = 0, be = 0;
   const bool okp = fit_alpha_beta(pp, &ap, &bp), oke = fit_alpha_beta(ex, &ae, &be);
@@ -239,15 +246,17 @@ json measure_links(Transport& t, const World& w, bool same_node, const Options& 
   std::vector<std::pair<double, double>> eff;
   for (const LinkSample& s : ex)
     if (s.bytes >= kFactorsFrom && s.seconds > ae) {
-      eff.emplace_back(static_cast<double>(s.bytes), static_cast<double>(s.bytes) / (s.seconds - ae));
+      eff.emplace_back(static_cast<double>(s.bytes),
+                       static_cast<double>(s.bytes) / (s.seconds - ae));
       peak = std::max(peak, eff.back().second);
     }
   json factors = json::array(), factors_cold = json::array();
   for (const auto& [n, b] : eff) factors.push_back({n, peak / b});
   for (const LinkSample& s : cold)
     if (s.bytes >= kFactorsFrom && s.seconds > ae && peak > 0)
-      factors_cold.push_back({static_cast<double>(s.bytes),
-                              std::max(1.0, peak * (s.seconds - ae) / static_cast<double>(s.bytes))});
+      factors_cold.push_back(
+          {static_cast<double>(s.bytes),
+           std::max(1.0, peak * (s.seconds - ae) / static_cast<double>(s.bytes))});
   json j = {{"pairs", ranks_paired / 2},
             {"concurrent", true},
             {"latency_s", oke ? ae : 0.0},
@@ -280,7 +289,8 @@ json measure_device(const World& w, const Options& o) {
   auto cpu = make_cpu_device();
   std::vector<float> a(kDeviceBytes / sizeof(float), 1.0f), b(a.size(), 2.0f);
   const int reps = std::max(5, o.iters / 2);
-  const double copy = best_rate(w, [&] { cpu->copy(a.data(), b.data(), kDeviceBytes); }, reps);
+  const double copy = best_rate(
+      w, [&] { cpu->copy(a.data(), b.data(), kDeviceBytes); }, reps);
   const double reduce = best_rate(
       w,
       [&] {
@@ -367,8 +377,11 @@ int run_calibrate_mode(const Options& o, bool mpi) {
     MPI_Comm_size(MPI_COMM_WORLD, &w.size);
   }
 #endif
-  json doc = {{"format", "hvdsim-calibration"}, {"version", 1}, {"host", host_name()},
-              {"date", utc_now()}, {"np", w.size}};
+  json doc = {{"format", "hvdsim-calibration"},
+              {"version", 1},
+              {"host", host_name()},
+              {"date", utc_now()},
+              {"np", w.size}};
   double exchange_latency = -1;
   json links = json::object();
   links["intra_node"] = nullptr;
@@ -409,11 +422,12 @@ int run_calibrate_mode(const Options& o, bool mpi) {
     } else {
       auto show = [](const json& l, const char* name) {
         if (l.is_null()) return;
-        std::printf("%-10s latency %8.2f us, bandwidth %8.3f GB/s (exchange; ping-pong %.2f us, "
-                    "%.3f GB/s), %d pair(s) at once\n",
-                    name, l["latency_s"].get<double>() * 1e6, l["bandwidth_Bps"].get<double>() / 1e9,
-                    l["pingpong_latency_s"].get<double>() * 1e6,
-                    l["pingpong_bandwidth_Bps"].get<double>() / 1e9, l["pairs"].get<int>());
+        std::printf(
+            "%-10s latency %8.2f us, bandwidth %8.3f GB/s (exchange; ping-pong %.2f us, "
+            "%.3f GB/s), %d pair(s) at once\n",
+            name, l["latency_s"].get<double>() * 1e6, l["bandwidth_Bps"].get<double>() / 1e9,
+            l["pingpong_latency_s"].get<double>() * 1e6,
+            l["pingpong_bandwidth_Bps"].get<double>() / 1e9, l["pairs"].get<int>());
       };
       std::printf("# hvdbench --calibrate: %d rank(s) on %d node(s) -> %s\n", w.size,
                   doc["nodes"].get<int>(), o.calibrate.c_str());

@@ -12,8 +12,8 @@ namespace hvd::bench {
 
 /// One measured point of a link class: time of one message of `bytes` bytes.
 struct LinkSample {
-  int64_t bytes = 0;      ///< message size
-  double seconds = 0;     ///< one-way time (ping-pong: round trip / 2; exchange: per exchange)
+  int64_t bytes = 0;   ///< message size
+  double seconds = 0;  ///< one-way time (ping-pong: round trip / 2; exchange: per exchange)
 };
 
 /// Messages of at least this size set the bandwidth of a fit.

@@ -293,8 +293,9 @@ ParseResult parse_options(int argc, const char* const* argv, Options* out) {
     return bad;
   }
   if (!o.calibrate.empty()) {
-    bad.message = o.np < 1 ? "-np must be at least 1 (got " + std::to_string(o.np) + ")"
-                  : o.iters < 1 ? "-n/--iters must be at least 1" : collect_knobs(k, &o);
+    bad.message = o.np < 1      ? "-np must be at least 1 (got " + std::to_string(o.np) + ")"
+                  : o.iters < 1 ? "-n/--iters must be at least 1"
+                                : collect_knobs(k, &o);
     if (!bad.message.empty()) return bad;
     *out = o;
     return {};
@@ -304,7 +305,9 @@ ParseResult parse_options(int argc, const char* const* argv, Options* out) {
     return bad;
   }
   if (o.collective.empty() && o.model.empty()) {
-    bad.message = "nothing to run: give --model NAME, --collective OP, --calibrate FILE or --list-models (see --help)";
+    bad.message =
+        "nothing to run: give --model NAME, --collective OP, --calibrate FILE or --list-models "
+        "(see --help)";
     return bad;
   }
   if (!o.hosts.empty() && !o.hostfile.empty()) {

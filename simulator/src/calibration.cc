@@ -32,8 +32,8 @@ double number(const json& obj, const std::string& file, const std::string& path,
   const json& v = obj[key];
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
       (!allow_zero && v.get<double>() == 0))
-    throw ScenarioError("calibration",
-                        p + ": " + show_json(v) + " is not a number " + (allow_zero ? ">= 0" : "> 0"));
+    throw ScenarioError("calibration", p + ": " + show_json(v) + " is not a number " +
+                                           (allow_zero ? ">= 0" : "> 0"));
   return v.get<double>();
 }
 
@@ -66,13 +66,14 @@ json read_file(const std::string& shown, const std::string& resolved) {
     }
   }
   if (!c.is_object() || c.value("format", "") != "hvdsim-calibration")
-    throw ScenarioError("calibration", shown + ": format: not an hvdsim calibration file "
-                                               "(expected \"format\": \"hvdsim-calibration\")");
+    throw ScenarioError("calibration", shown +
+                                           ": format: not an hvdsim calibration file "
+                                           "(expected \"format\": \"hvdsim-calibration\")");
   if (!c.contains("version") || c["version"] != kCalibrationVersion)
-    throw ScenarioError("calibration", shown + ": version: " +
-                                           show_json(c.value("version", json(nullptr))) +
-                                           " is not " + std::to_string(kCalibrationVersion) +
-                                           " (the calibration version this hvdsim reads)");
+    throw ScenarioError("calibration",
+                        shown + ": version: " + show_json(c.value("version", json(nullptr))) +
+                            " is not " + std::to_string(kCalibrationVersion) +
+                            " (the calibration version this hvdsim reads)");
   return c;
 }
 
@@ -139,13 +140,17 @@ std::vector<std::pair<std::string, json>> what_if_points(const json& doc) {
   std::vector<std::pair<std::string, json>> out;
   if (!doc.contains("what_if")) return out;
   const json& w = doc["what_if"];
-  if (!w.is_array()) throw ScenarioError("what_if", show_json(w) + " is not an array of {name, set}");
+  if (!w.is_array())
+    throw ScenarioError("what_if", show_json(w) + " is not an array of {name, set}");
   for (size_t i = 0; i < w.size(); ++i) {
     const std::string p = "what_if[" + std::to_string(i) + "]";
-    if (!w[i].is_object()) throw ScenarioError(p, show_json(w[i]) + " is not an object {name, set}");
+    if (!w[i].is_object())
+      throw ScenarioError(p, show_json(w[i]) + " is not an object {name, set}");
     for (const auto& [k, v] : w[i].items())
-      if (k != "name" && k != "set") throw ScenarioError(p + "." + k, "unknown key; expected name, set");
-    if (!w[i].contains("name") || !w[i]["name"].is_string() || w[i]["name"].get<std::string>().empty())
+      if (k != "name" && k != "set")
+        throw ScenarioError(p + "." + k, "unknown key; expected name, set");
+    if (!w[i].contains("name") || !w[i]["name"].is_string() ||
+        w[i]["name"].get<std::string>().empty())
       throw ScenarioError(p + ".name", "missing; expected a non-empty string");
     if (!w[i].contains("set") || !w[i]["set"].is_object() || w[i]["set"].empty())
       throw ScenarioError(p + ".set", "missing; expected an object of path: value");

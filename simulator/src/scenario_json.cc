@@ -139,8 +139,9 @@ void read_network(const json& j, const std::string& path, NetworkSpec* o) {
 }
 
 void read_device(const json& j, const std::string& path, DeviceCostSpec* o) {
-  only_keys(j, path, {"copy_bandwidth", "reduce_bandwidth", "host_staged", "pcie_bandwidth",
-                      "host_reduce_bandwidth", "scatter_gather"});
+  only_keys(j, path,
+            {"copy_bandwidth", "reduce_bandwidth", "host_staged", "pcie_bandwidth",
+             "host_reduce_bandwidth", "scatter_gather"});
   o->scatter_gather = get_bool(j, path, "scatter_gather", o->scatter_gather);
   o->copy_bandwidth = get_bandwidth(j, path, "copy_bandwidth", o->copy_bandwidth, true);
   o->reduce_bandwidth = get_bandwidth(j, path, "reduce_bandwidth", o->reduce_bandwidth, true);
@@ -172,7 +173,8 @@ void read_what_ifs(const json& j, ClusterSpec* c) {
     for (size_t i = 0; i < v.size(); ++i) {
       const std::string p = "cluster.degraded_links[" + std::to_string(i) + "]";
       only_keys(v[i], p, {"node", "gpu", "bandwidth_factor", "extra_latency"});
-      if (!v[i].contains("node")) throw ScenarioError(p + ".node", "missing; expected a server index");
+      if (!v[i].contains("node"))
+        throw ScenarioError(p + ".node", "missing; expected a server index");
       LinkDegradation d;
       d.node = get_int(v[i], p, "node", 0, 0, c->nodes - 1);
       d.gpu = get_int(v[i], p, "gpu", -1, -1, c->gpus_per_node - 1);
@@ -185,8 +187,9 @@ void read_what_ifs(const json& j, ClusterSpec* c) {
 
 void read_cluster(const json& j, ScenarioPoint* o) {
   const std::string path = "cluster";
-  only_keys(j, path, {"nodes", "gpus_per_node", "gpu", "gpu_speed_cv", "intra_node", "network", "device",
-                      "platform_file", "stragglers", "degraded_links"});
+  only_keys(j, path,
+            {"nodes", "gpus_per_node", "gpu", "gpu_speed_cv", "intra_node", "network", "device",
+             "platform_file", "stragglers", "degraded_links"});
   ClusterSpec& c = o->cluster;
   c.nodes = get_int(j, path, "nodes", c.nodes, 1, 1 << 16);
   c.gpus_per_node = get_int(j, path, "gpus_per_node", c.gpus_per_node, 1, 64);
@@ -291,7 +294,8 @@ void read_factors(const json& j, SimModelSpec* m) {
       const json& e = v[i];
       const std::string pi = p + "[" + std::to_string(i) + "]";
       if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number() ||
-          !(e[0].get<double>() >= 1) || !(e[1].get<double>() >= 1e-3) || !(e[1].get<double>() <= 1e6) ||
+          !(e[0].get<double>() >= 1) || !(e[1].get<double>() >= 1e-3) ||
+          !(e[1].get<double>() <= 1e6) ||
           (i > 0 && !(e[0].get<double>() > v[i - 1][0].get<double>())))
         fail(pi, e, "a [bytes >= 1, factor in [0.001, 1e6]] pair, bytes increasing");
       out.emplace_back(e[0].get<double>(), e[1].get<double>());
@@ -301,8 +305,9 @@ void read_factors(const json& j, SimModelSpec* m) {
 
 void read_simulation(const json& j, ScenarioPoint* o) {
   const std::string path = "simulation";
-  only_keys(j, path, {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance",
-                      "wakeup_latency", "bandwidth_factors", "cache"});
+  only_keys(j, path,
+            {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib",
+             "device_tolerance", "wakeup_latency", "bandwidth_factors", "cache"});
   if (j.contains("cache")) {
     const json& v = j["cache"];
     auto b = v.is_string() ? parse_bytes(v.get<std::string>()) : std::nullopt;
@@ -310,7 +315,8 @@ void read_simulation(const json& j, ScenarioPoint* o) {
     o->simulation.cache_bytes = static_cast<double>(*b);
   }
   if (j.contains("bandwidth_factors")) read_factors(j["bandwidth_factors"], &o->simulation);
-  o->simulation.wakeup_latency = get_seconds(j, path, "wakeup_latency", o->simulation.wakeup_latency);
+  o->simulation.wakeup_latency =
+      get_seconds(j, path, "wakeup_latency", o->simulation.wakeup_latency);
   o->simulation.network_model = get_string(j, path, "network_model", o->simulation.network_model,
                                            {"CM02", "LV08", "SMPI", "IB"});
   o->simulation.cross_traffic = get_bool(j, path, "cross_traffic", o->simulation.cross_traffic);
@@ -345,8 +351,9 @@ void read_np(const json& doc, ScenarioPoint* o) {
 }  // namespace
 
 void read_point(const json& doc, ScenarioPoint* o) {
-  only_keys(doc, "", {"$schema", "name", "description", "cluster", "workload", "runtime", "sweep", "simulation",
-                      "calibration", "what_if"});
+  only_keys(doc, "",
+            {"$schema", "name", "description", "cluster", "workload", "runtime", "sweep",
+             "simulation", "calibration", "what_if"});
   if (doc.contains("name") && !doc["name"].is_string()) fail("name", doc["name"], "a string");
   if (doc.contains("description") && !doc["description"].is_string()) fail("description", doc["description"], "a string");
   if (!doc.contains("cluster")) throw ScenarioError("cluster", "missing; expected the cluster object");

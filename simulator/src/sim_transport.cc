@@ -6,11 +6,10 @@
 // order (the sender's buffer is stable until its request completes and the receiver
 // reads it only after, so that is as good as at arrival) -- unless either buffer is
 // phantom: then only the flow's size travels.
-#include <simgrid/Exception.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <simgrid/Exception.hpp>
 
 #include "seams.h"
 
@@ -28,7 +27,8 @@ double factor_at(const std::vector<std::pair<double, double>>& f, double n) {
   if (n >= f.back().first) return f.back().second;
   size_t i = 1;
   while (f[i].first < n) ++i;
-  const double x = (std::log(n) - std::log(f[i - 1].first)) / (std::log(f[i].first) - std::log(f[i - 1].first));
+  const double x =
+      (std::log(n) - std::log(f[i - 1].first)) / (std::log(f[i].first) - std::log(f[i - 1].first));
   return f[i - 1].second + x * (f[i].second - f[i - 1].second);
 }
 
@@ -256,13 +256,13 @@ class SimTransport final : public Transport {
   std::string name() const override { return "simgrid"; }
 
  private:
-  std::unique_ptr<Request> post_send(int peer, const void* data, size_t bytes, int tag, double hot) {
+  std::unique_ptr<Request> post_send(int peer, const void* data, size_t bytes, int tag,
+                                     double hot) {
     const double wire = f_->wire_bytes(me(), members_[static_cast<size_t>(peer)], bytes, hot);
     return std::make_unique<SimRequest>(channel(peer, tag, true), true, data, nullptr, bytes, wire);
   }
 
  public:
-
  private:
   int me() const { return members_[static_cast<size_t>(rank_)]; }
   // Channels this rank uses, cached by (peer, tag, direction).

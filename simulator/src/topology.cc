@@ -71,9 +71,11 @@ Server build_server(const ClusterSpec& c, sg4::NetZone* parent, int k, BuiltPlat
 void attach(const ClusterSpec& c, sg4::NetZone* star, const Server& s, int k) {
   const NetworkSpec& n = c.network;
   std::vector<sg4::LinkInRoute> links;
-  double bw = n.bandwidth * n.effective_efficiency(), lat = n.latency / 2 + n.effective_overhead() / 2;
+  double bw = n.bandwidth * n.effective_efficiency(),
+         lat = n.latency / 2 + n.effective_overhead() / 2;
   degrade(c, k, -1, &bw, &lat);
-  if (n.nic != "per_gpu") links.emplace_back(duplex(star, "cable" + std::to_string(k), bw, lat), Dir::UP);
+  if (n.nic != "per_gpu")
+    links.emplace_back(duplex(star, "cable" + std::to_string(k), bw, lat), Dir::UP);
   star->add_route(s.zone->get_netpoint(), nullptr, s.gateway, nullptr, links, true);
 }
 

@@ -6,16 +6,14 @@
 //
 // Exit codes: 0 ok, 1 simulation failure, 2 bad input (scenario, options).
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
 
 #include "core/units.h"
-#include "hvd/sim/collective_sweep.h"
-
 #include "hvd/report/report.h"
+#include "hvd/sim/collective_sweep.h"
 #include "hvd/sim/runner.h"
 #include "hvd/sim/scenario.h"
 
@@ -43,8 +41,9 @@ int run_sweep(const hvd::sim::Scenario& sc, int np, const std::string& b, const 
     std::cerr << "hvdsim: " << s.message() << "\n";
     return s.code() == hvd::StatusCode::kInvalidArgument ? 2 : 1;
   }
-  std::printf("# hvdsim --collective allreduce: %s, %d ranks, float32 sum, %d iterations after %d\n",
-              sc.source.c_str(), np, iters, warmup);
+  std::printf(
+      "# hvdsim --collective allreduce: %s, %d ranks, float32 sum, %d iterations after %d\n",
+      sc.source.c_str(), np, iters, warmup);
   std::printf("# %11s %12s %9s %7s %7s\n", "size (B)", "count", "time (us)", "algbw", "busbw");
   for (const auto& p : pts) {
     const double algbw = p.seconds > 0 ? p.bytes / p.seconds / 1e9 : 0;
@@ -73,8 +72,8 @@ void print_what_ifs(const hvd::sim::Scenario& sc, const std::vector<hvd::report:
     auto it = base.find(r.model + "/" + std::to_string(r.np) + "/" + w->second.second);
     if (it == base.end()) continue;
     if (!header) {
-      std::printf("\nWhat-ifs against the baseline:\n%-12s %5s %-28s %12s %12s %10s %10s\n", "model",
-                  "np", "what-if", "images/s", "baseline", "eff.", "eff. base");
+      std::printf("\nWhat-ifs against the baseline:\n%-12s %5s %-28s %12s %12s %10s %10s\n",
+                  "model", "np", "what-if", "images/s", "baseline", "eff.", "eff. base");
       header = true;
     }
     std::printf("%-12s %5d %-28s %12.1f %12.1f %9.1f%% %9.1f%%\n", r.model.c_str(), r.np,
@@ -107,8 +106,10 @@ int main(int argc, char** argv) {
   app.add_option("-e,--maxbytes", max_b, "sweep: largest size (default 64MiB)");
   app.add_option("-f,--stepfactor", factor, "sweep: size multiplier (default 8)");
   app.add_option("--np", sweep_np, "sweep: ranks (default: the largest of sweep.np)");
-  app.add_option("-n,--iters", iters, "sweep: timed calls per size (default 20)")->check(CLI::Range(1, 100000));
-  app.add_option("-w,--warmup-iters", warmup, "sweep: warm-up calls (default 5)")->check(CLI::Range(0, 100000));
+  app.add_option("-n,--iters", iters, "sweep: timed calls per size (default 20)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("-w,--warmup-iters", warmup, "sweep: warm-up calls (default 5)")
+      ->check(CLI::Range(0, 100000));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -50,8 +50,8 @@ std::string slurp(const std::string& path) {
 Outcome run(const std::string& args) {
   const std::string base = ::testing::TempDir() + "hvd_calib_cli_" + std::to_string(getpid());
   const std::string cmd = "env -u OMPI_COMM_WORLD_SIZE -u PMIX_SIZE -u PMI_SIZE " +
-                          std::string(HVDBENCH_PATH) + " " + args + " >" + base + ".out 2>" +
-                          base + ".err";
+                          std::string(HVDBENCH_PATH) + " " + args + " >" + base + ".out 2>" + base +
+                          ".err";
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"), slurp(base + ".err")};
 }
@@ -71,7 +71,8 @@ TEST(CalibrateCli, BadInputExitsTwoWithOneLine) {
 }
 
 TEST(CalibrateCli, OneRankWritesTheDocumentedFields) {
-  const std::string path = ::testing::TempDir() + "hvd_calib_np1_" + std::to_string(getpid()) + ".json";
+  const std::string path =
+      ::testing::TempDir() + "hvd_calib_np1_" + std::to_string(getpid()) + ".json";
   Outcome o = run("--calibrate " + path + " -n 2 -w 1 -q");
   ASSERT_EQ(o.code, 0) << o.err;
   auto j = nlohmann::json::parse(slurp(path), nullptr, false);

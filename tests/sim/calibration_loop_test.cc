@@ -17,7 +17,8 @@ namespace {
 using nlohmann::json;
 
 int run(const std::string& cmd) {
-  const std::string full = "cd " HVD_SOURCE_DIR " && env -u OMPI_COMM_WORLD_SIZE -u PMIX_SIZE -u PMI_SIZE " + cmd;
+  const std::string full =
+      "cd " HVD_SOURCE_DIR " && env -u OMPI_COMM_WORLD_SIZE -u PMIX_SIZE -u PMI_SIZE " + cmd;
   const int status = std::system(full.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -37,7 +38,9 @@ TEST(CalibrationLoop, PredictsHvdbenchResnet50AtNp2) {
   const std::string dir = ::testing::TempDir() + "hvd_loop_" + std::to_string(getpid());
   ASSERT_EQ(run("mkdir -p " + dir), 0);
   const std::string calib = dir + "/calib.json", real = dir + "/real.json", sim = dir + "/sim.json";
-  ASSERT_EQ(run(std::string(HVDBENCH_PATH) + " --calibrate " + calib + " -np 2 -n 5 -w 2 -q > /dev/null"), 0);
+  ASSERT_EQ(
+      run(std::string(HVDBENCH_PATH) + " --calibrate " + calib + " -np 2 -n 5 -w 2 -q > /dev/null"),
+      0);
 
   // The file has the documented fields with sane values.
   const json c = load(calib);
@@ -65,10 +68,11 @@ TEST(CalibrationLoop, PredictsHvdbenchResnet50AtNp2) {
   ASSERT_EQ(run(std::string(HVDSIM_PATH) + " scenarios/localhost.json --set calibration=" + calib +
                 " --set cluster.gpu=H100 --set 'sweep.np=[2]' -q --report " + sim + " > /dev/null"),
             0);
-  ASSERT_EQ(run(std::string(HVDBENCH_PATH) +
-                " --model resnet50 --gpu H100 -np 2 --steps 8 --warmup 2 --no-baseline -q --report " +
-                real + " > /dev/null"),
-            0);
+  ASSERT_EQ(
+      run(std::string(HVDBENCH_PATH) +
+          " --model resnet50 --gpu H100 -np 2 --steps 8 --warmup 2 --no-baseline -q --report " +
+          real + " > /dev/null"),
+      0);
   const json sim_report = load(sim), real_report = load(real);
   const json* p = np_run(sim_report, 2);
   const json* m = np_run(real_report, 2);
@@ -76,7 +80,8 @@ TEST(CalibrationLoop, PredictsHvdbenchResnet50AtNp2) {
   const double predicted = (*p)["step_time_s"], measured = (*m)["step_time_s"];
   EXPECT_NEAR(predicted / measured, 1.0, 0.35)
       << "predicted " << predicted * 1e3 << " ms, measured " << measured * 1e3 << " ms";
-  EXPECT_NEAR((*p)["images_per_sec"].get<double>() / (*m)["images_per_sec"].get<double>(), 1.0, 0.35);
+  EXPECT_NEAR((*p)["images_per_sec"].get<double>() / (*m)["images_per_sec"].get<double>(), 1.0,
+              0.35);
   run("rm -rf " + dir);
 }
 

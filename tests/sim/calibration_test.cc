@@ -110,7 +110,8 @@ TEST(Calibration, BadFilesGiveOneLineNamingFileAndPath) {
             std::string::npos);
   c = calibration();
   c.erase("format");
-  EXPECT_NE(error_of(t, c.dump()).find("format: not an hvdsim calibration file"), std::string::npos);
+  EXPECT_NE(error_of(t, c.dump()).find("format: not an hvdsim calibration file"),
+            std::string::npos);
   fs::remove(t.dir / "sub/calib.json");
   Scenario sc;
   Status s = load(t, kScenario, &sc);
@@ -213,8 +214,9 @@ TEST(WhatIf, BadEntriesNameThePath) {
   const std::string head = R"({"cluster": {"nodes": 2}, "workload": {"models": ["resnet50"]}, )";
   Status s = parse_scenario(head + R"("what_if": [{"name": "x"}]})", "w.json", {}, &sc);
   EXPECT_NE(s.message().find("what_if[0].set: missing"), std::string::npos) << s.message();
-  s = parse_scenario(head + R"("what_if": [{"name": "x", "set": {"cluster.stragglers": [{"rank": 9}]}}]})",
-                     "w.json", {}, &sc);
+  s = parse_scenario(
+      head + R"("what_if": [{"name": "x", "set": {"cluster.stragglers": [{"rank": 9}]}}]})",
+      "w.json", {}, &sc);
   EXPECT_NE(s.message().find("cluster.stragglers[0].rank: 9 is not an integer in [0, 1]"),
             std::string::npos)
       << s.message();

@@ -55,7 +55,7 @@ struct ClusterSpec {
   std::string platform_file;     ///< a SimGrid platform XML instead of the above ("" = build)
   double gpu_speed_cv = 0;       ///< GPU-to-GPU variation of compute speed (coefficient of
                                  ///< variation); GPU 0 is the median one
-  std::map<int, double> gpu_speed;          ///< what-if stragglers: rank -> speed (0.5: half)
+  std::map<int, double> gpu_speed;              ///< what-if stragglers: rank -> speed (0.5: half)
   std::vector<LinkDegradation> degraded_links;  ///< what-if slow links / degraded NICs
 
   /// Compute-time factor of GPU `r`: 1 + cv * z_r, z_r a fixed normal draw per GPU
@@ -73,8 +73,8 @@ struct DeviceCostSpec {
   bool host_staged = false;         ///< gradients staged through host memory over PCIe
   double pcie_bandwidth = 12e9;     ///< host staging: device<->host copy rate
   double host_reduce_bandwidth = 5e9;  ///< host staging: CPU reduction rate
-  bool scatter_gather = false;      ///< works on tensors where they lie (host memory: the real
-                                    ///< CPU device's zero-copy path, no fusion-buffer copies)
+  bool scatter_gather = false;         ///< works on tensors where they lie (host memory: the real
+                                       ///< CPU device's zero-copy path, no fusion-buffer copies)
 };
 
 /// SimGrid modelling choices.
