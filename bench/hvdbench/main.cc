@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "calibrate_mode.h"
 #include "collective_mode.h"
 #include "gpu_world.h"
 #include "hvd/workloads/model_registry.h"
@@ -49,6 +50,10 @@ int validate_before_launch(const hb::Options& o) {
   auto tl = o.knob_env.find("HVD_TIMELINE");
   if (tl != o.knob_env.end() && !std::ofstream(tl->second, std::ios::app)) {
     std::cerr << "hvdbench: --timeline-filename: cannot write '" << tl->second << "'\n";
+    return hb::kExitBadInput;
+  }
+  if (!o.calibrate.empty() && !std::ofstream(o.calibrate, std::ios::app)) {
+    std::cerr << "hvdbench: --calibrate: cannot write '" << o.calibrate << "'\n";
     return hb::kExitBadInput;
   }
   if (!o.report.empty()) {
@@ -112,6 +117,7 @@ int run(int argc, char** argv) {
       std::getenv("OMPI_COMM_WORLD_RANK") && std::atoi(std::getenv("OMPI_COMM_WORLD_RANK")) == 0)
     std::cerr << "hvdbench: note: ignoring -np " << o.np << ": running on the mpirun world of "
               << hb::mpi_world_size_from_env() << " ranks\n";
+  if (!o.calibrate.empty()) return hb::run_calibrate_mode(o, mode == hb::LaunchMode::kMpiWorld);
   if (!o.collective.empty()) return hb::run_collective_mode(o);
   return hb::run_model_mode(o, mode == hb::LaunchMode::kMpiWorld);
 }

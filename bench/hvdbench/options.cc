@@ -53,6 +53,7 @@ const char* kFooter =
     "  hvdbench --collective allgather -b 1K -e 64M --dtype float16 -np 2 --algorithm ring\n"
     "  hvdbench --collective allreduce --device gpu -b 1M -e 256M -np 8 --check\n"
     "  hvdbench --model resnet50 --device gpu -np 4\n"
+    "  hvdbench --calibrate calib_np4.json -np 4   (then \"calibration\" in a scenario)\n"
     "\n"
     "Exit codes: 0 success, 1 runtime failure, 2 bad input.\n"
     "Report (--report FILE): JSON as in docs/formats.md plus FILE with .csv, written by rank 0.\n";
@@ -87,6 +88,10 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
   app->add_flag("--list-models", o->list_models, "list the builtin models and exit")->group(what);
   app->add_option("--collective", o->collective,
                   "collective mode: allreduce|allgather|broadcast|alltoall|reducescatter")
+      ->group(what);
+  app->add_option("--calibrate", o->calibrate,
+                  "measure links, copy/reduce and runtime overhead; write calibration JSON here "
+                  "(uses -n/-w)")
       ->group(what);
 
   const char* where = "Launch (horovodrun-style)";
@@ -294,12 +299,26 @@ ParseResult parse_options(int argc, const char* const* argv, Options* out) {
     *out = o;
     return {};
   }
+  if (!o.calibrate.empty() && (!o.model.empty() || !o.collective.empty())) {
+    bad.message = "--calibrate is a mode of its own; give it without --model/--collective";
+    return bad;
+  }
+  if (!o.calibrate.empty()) {
+    bad.message = o.np < 1      ? "-np must be at least 1 (got " + std::to_string(o.np) + ")"
+                  : o.iters < 1 ? "-n/--iters must be at least 1"
+                                : collect_knobs(k, &o);
+    if (!bad.message.empty()) return bad;
+    *out = o;
+    return {};
+  }
   if (!o.collective.empty() && !o.model.empty()) {
     bad.message = "--model and --collective are two modes; give one of them";
     return bad;
   }
   if (o.collective.empty() && o.model.empty()) {
-    bad.message = "nothing to run: give --model NAME, --collective OP or --list-models (see --help)";
+    bad.message =
+        "nothing to run: give --model NAME, --collective OP, --calibrate FILE or --list-models "
+        "(see --help)";
     return bad;
   }
   if (!o.hosts.empty() && !o.hostfile.empty()) {

@@ -24,6 +24,7 @@ struct Options {
   std::string model;               ///< builtin name or .json trace ("" in collective mode)
   bool list_models = false;        ///< print the models and exit
   std::string collective;          ///< "" (model mode) or allreduce|allgather|...
+  std::string calibrate;           ///< --calibrate FILE: measure the machine, write FILE
   // Where to run.
   int np = 1;                      ///< ranks to start (ignored under an outer mpirun)
   bool np_given = false;           ///< -np was on the command line

@@ -31,7 +31,9 @@ bool protocol_defaults(const std::string& protocol, double* efficiency, double* 
 }
 
 double ClusterSpec::gpu_slowdown(int r) const {
-  if (r <= 0 || gpu_speed_cv <= 0) return 1.0;
+  auto it = gpu_speed.find(r);
+  const double what_if = it != gpu_speed.end() && it->second > 0 ? 1.0 / it->second : 1.0;
+  if (r <= 0 || gpu_speed_cv <= 0) return what_if;
   // A fixed, portable stream: splitmix64 of the GPU index, Box-Muller to a normal draw.
   auto mix = [](uint64_t x) {
     x += 0x9e3779b97f4a7c15ULL;
@@ -42,7 +44,7 @@ double ClusterSpec::gpu_slowdown(int r) const {
   const double u1 = (static_cast<double>(mix(2 * static_cast<uint64_t>(r)) >> 11) + 0.5) / 9007199254740992.0;
   const double u2 = (static_cast<double>(mix(2 * static_cast<uint64_t>(r) + 1) >> 11) + 0.5) / 9007199254740992.0;
   const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  return std::max(0.05, 1.0 + gpu_speed_cv * std::clamp(z, -3.5, 3.5));
+  return what_if * std::max(0.05, 1.0 + gpu_speed_cv * std::clamp(z, -3.5, 3.5));
 }
 
 double NetworkSpec::effective_efficiency() const {

@@ -120,6 +120,8 @@ Status parse_scenario(const std::string& text, const std::string& source,
       set_path(doc, path, value_of(o.substr(eq + 1)), "--set");
     }
     if (doc.contains("name") && doc["name"].is_string()) out->name = doc["name"].get<std::string>();
+    apply_calibration(doc, source);
+    const auto what_ifs = what_if_points(doc);
     std::vector<Axis> axes = sweep_axes(doc);
     size_t total = 1;
     for (const Axis& a : axes) total *= a.values.size();
@@ -134,15 +136,30 @@ Status parse_scenario(const std::string& text, const std::string& source,
         set_path(d, a.path, v, "sweep." + a.key);
         label = a.key + "=" + show_value(v) + (label.empty() ? "" : "," + label);
       }
-      ScenarioPoint pt;
-      try {
-        read_point(d, &pt);
-      } catch (const ScenarioError& e) {
-        if (label.empty()) throw;
-        throw ScenarioError("", std::string(e.what()) + " (sweep point " + label + ")");
+      // The point itself, then each what-if applied to it.
+      for (size_t w = 0; w <= what_ifs.size(); ++w) {
+        json dw = d;
+        std::string lw = label;
+        if (w > 0) {
+          const auto& [name, set] = what_ifs[w - 1];
+          for (const auto& [path, value] : set.items())
+            set_path(dw, path, value, "what_if[" + std::to_string(w - 1) + "].set");
+          lw += (lw.empty() ? "" : ",") + name;
+        }
+        ScenarioPoint pt;
+        try {
+          read_point(dw, &pt);
+        } catch (const ScenarioError& e) {
+          if (lw.empty()) throw;
+          const std::string where = w > 0 ? "what-if " + what_ifs[w - 1].first +
+                                                (label.empty() ? "" : ", sweep point " + label)
+                                          : "sweep point " + label;
+          throw ScenarioError("", std::string(e.what()) + " (" + where + ")");
+        }
+        pt.label = lw;
+        if (w > 0) pt.what_if = what_ifs[w - 1].first;
+        out->points.push_back(std::move(pt));
       }
-      pt.label = label;
-      out->points.push_back(std::move(pt));
     }
   } catch (const ScenarioError& e) {
     return Status::InvalidArgument(source + ": " + e.what());

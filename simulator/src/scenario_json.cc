@@ -139,8 +139,10 @@ void read_network(const json& j, const std::string& path, NetworkSpec* o) {
 }
 
 void read_device(const json& j, const std::string& path, DeviceCostSpec* o) {
-  only_keys(j, path, {"copy_bandwidth", "reduce_bandwidth", "host_staged", "pcie_bandwidth",
-                      "host_reduce_bandwidth"});
+  only_keys(j, path,
+            {"copy_bandwidth", "reduce_bandwidth", "host_staged", "pcie_bandwidth",
+             "host_reduce_bandwidth", "scatter_gather"});
+  o->scatter_gather = get_bool(j, path, "scatter_gather", o->scatter_gather);
   o->copy_bandwidth = get_bandwidth(j, path, "copy_bandwidth", o->copy_bandwidth, true);
   o->reduce_bandwidth = get_bandwidth(j, path, "reduce_bandwidth", o->reduce_bandwidth, true);
   o->host_staged = get_bool(j, path, "host_staged", o->host_staged);
@@ -148,10 +150,46 @@ void read_device(const json& j, const std::string& path, DeviceCostSpec* o) {
   o->host_reduce_bandwidth = get_bandwidth(j, path, "host_reduce_bandwidth", o->host_reduce_bandwidth);
 }
 
+// What-ifs: "stragglers": [{"rank", "speed"}], "degraded_links": [{"node", "gpu",
+// "bandwidth_factor", "extra_latency"}].
+void read_what_ifs(const json& j, ClusterSpec* c) {
+  auto list = [&](const char* key) {
+    const json& v = j[key];
+    if (!v.is_array()) fail(std::string("cluster.") + key, v, "an array of objects");
+    return v;
+  };
+  if (j.contains("stragglers")) {
+    const json v = list("stragglers");
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string p = "cluster.stragglers[" + std::to_string(i) + "]";
+      only_keys(v[i], p, {"rank", "speed"});
+      if (!v[i].contains("rank")) throw ScenarioError(p + ".rank", "missing; expected a rank");
+      const int r = get_int(v[i], p, "rank", 0, 0, c->gpus() - 1);
+      c->gpu_speed[r] = get_number(v[i], p, "speed", 1.0, 0.01, 100.0);
+    }
+  }
+  if (j.contains("degraded_links")) {
+    const json v = list("degraded_links");
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string p = "cluster.degraded_links[" + std::to_string(i) + "]";
+      only_keys(v[i], p, {"node", "gpu", "bandwidth_factor", "extra_latency"});
+      if (!v[i].contains("node"))
+        throw ScenarioError(p + ".node", "missing; expected a server index");
+      LinkDegradation d;
+      d.node = get_int(v[i], p, "node", 0, 0, c->nodes - 1);
+      d.gpu = get_int(v[i], p, "gpu", -1, -1, c->gpus_per_node - 1);
+      d.bandwidth_factor = get_number(v[i], p, "bandwidth_factor", 1.0, 0.001, 1000.0);
+      d.extra_latency = get_seconds(v[i], p, "extra_latency", 0.0);
+      c->degraded_links.push_back(d);
+    }
+  }
+}
+
 void read_cluster(const json& j, ScenarioPoint* o) {
   const std::string path = "cluster";
-  only_keys(j, path, {"nodes", "gpus_per_node", "gpu", "gpu_speed_cv", "intra_node", "network", "device",
-                      "platform_file"});
+  only_keys(j, path,
+            {"nodes", "gpus_per_node", "gpu", "gpu_speed_cv", "intra_node", "network", "device",
+             "platform_file", "stragglers", "degraded_links"});
   ClusterSpec& c = o->cluster;
   c.nodes = get_int(j, path, "nodes", c.nodes, 1, 1 << 16);
   c.gpus_per_node = get_int(j, path, "gpus_per_node", c.gpus_per_node, 1, 64);
@@ -168,6 +206,7 @@ void read_cluster(const json& j, ScenarioPoint* o) {
   if (j.contains("network")) read_network(j["network"], "cluster.network", &c.network);
   if (j.contains("device")) read_device(j["device"], "cluster.device", &o->device);
   c.platform_file = get_string(j, path, "platform_file", "");
+  read_what_ifs(j, &c);
   if (c.network.topology == "torus" && c.platform_file.empty()) {
     unsigned long long prod = 1;
     bool ok = !c.network.torus_dims.empty();
@@ -240,10 +279,45 @@ void read_runtime(const json& j, ScenarioPoint* o) {
   if (!s.ok()) throw ScenarioError("runtime", s.message());
 }
 
+// "bandwidth_factors": {"intra_node": [[bytes, factor], ...], "inter_node": [...]}.
+void read_factors(const json& j, SimModelSpec* m) {
+  const std::string path = "simulation.bandwidth_factors";
+  only_keys(j, path, {"intra_node", "inter_node", "intra_node_cold", "inter_node_cold"});
+  const char* keys[4] = {"intra_node", "inter_node", "intra_node_cold", "inter_node_cold"};
+  for (int k = 0; k < 4; ++k) {
+    if (!j.contains(keys[k])) continue;
+    const json& v = j[keys[k]];
+    const std::string p = join(path, keys[k]);
+    if (!v.is_array()) fail(p, v, "an array of [bytes, factor] pairs");
+    auto& out = k < 2 ? m->bandwidth_factors[k] : m->bandwidth_factors_cold[k - 2];
+    out.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      const json& e = v[i];
+      const std::string pi = p + "[" + std::to_string(i) + "]";
+      if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number() ||
+          !(e[0].get<double>() >= 1) || !(e[1].get<double>() >= 1e-3) ||
+          !(e[1].get<double>() <= 1e6) ||
+          (i > 0 && !(e[0].get<double>() > v[i - 1][0].get<double>())))
+        fail(pi, e, "a [bytes >= 1, factor in [0.001, 1e6]] pair, bytes increasing");
+      out.emplace_back(e[0].get<double>(), e[1].get<double>());
+    }
+  }
+}
+
 void read_simulation(const json& j, ScenarioPoint* o) {
   const std::string path = "simulation";
-  only_keys(j, path, {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance",
-                    "train_transfers"});
+  only_keys(j, path,
+            {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib",
+             "device_tolerance", "wakeup_latency", "bandwidth_factors", "cache", "train_transfers"});
+  if (j.contains("cache")) {
+    const json& v = j["cache"];
+    auto b = v.is_string() ? parse_bytes(v.get<std::string>()) : std::nullopt;
+    if (!b || *b < 0) fail("simulation.cache", v, "a size (e.g. \"16MiB\"; \"0\": no cache model)");
+    o->simulation.cache_bytes = static_cast<double>(*b);
+  }
+  if (j.contains("bandwidth_factors")) read_factors(j["bandwidth_factors"], &o->simulation);
+  o->simulation.wakeup_latency =
+      get_seconds(j, path, "wakeup_latency", o->simulation.wakeup_latency);
   o->simulation.network_model = get_string(j, path, "network_model", o->simulation.network_model,
                                            {"CM02", "LV08", "SMPI", "IB"});
   o->simulation.cross_traffic = get_bool(j, path, "cross_traffic", o->simulation.cross_traffic);
@@ -279,7 +353,9 @@ void read_np(const json& doc, ScenarioPoint* o) {
 }  // namespace
 
 void read_point(const json& doc, ScenarioPoint* o) {
-  only_keys(doc, "", {"$schema", "name", "description", "cluster", "workload", "runtime", "sweep", "simulation"});
+  only_keys(doc, "",
+            {"$schema", "name", "description", "cluster", "workload", "runtime", "sweep",
+             "simulation", "calibration", "what_if"});
   if (doc.contains("name") && !doc["name"].is_string()) fail("name", doc["name"], "a string");
   if (doc.contains("description") && !doc["description"].is_string()) fail("description", doc["description"], "a string");
   if (!doc.contains("cluster")) throw ScenarioError("cluster", "missing; expected the cluster object");

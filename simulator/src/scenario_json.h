@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hvd/sim/scenario.h"
 
@@ -21,5 +23,15 @@ std::string show_json(const nlohmann::json& v);
 /// Reads one resolved document (overrides and one sweep point applied) into `out`.
 /// Throws ScenarioError.
 void read_point(const nlohmann::json& doc, ScenarioPoint* out);
+
+/// The calibration file version this loader reads (docs/formats.md, "Calibration").
+inline constexpr int kCalibrationVersion = 1;
+
+/// Merges the values of doc["calibration"] (a file relative to `scenario_source`'s folder)
+/// into doc where the scenario gives none. Throws ScenarioError naming the file and path.
+void apply_calibration(nlohmann::json& doc, const std::string& scenario_source);
+
+/// The "what_if" entries: (name, {path: value}). Throws ScenarioError.
+std::vector<std::pair<std::string, nlohmann::json>> what_if_points(const nlohmann::json& doc);
 
 }  // namespace hvd::sim

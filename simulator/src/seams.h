@@ -47,7 +47,7 @@ class DeviceClock {
 };
 
 /// The simulated clock and S4U concurrency of one rank (device work from `clock`).
-std::unique_ptr<Platform> make_sim_platform(DeviceClock* clock);
+std::unique_ptr<Platform> make_sim_platform(DeviceClock* clock, double wakeup_latency = 0);
 
 /// One side of a message, waiting for its partner (matched FIFO per channel, as SimGrid
 /// matches the mailbox).
@@ -78,6 +78,15 @@ class SimFabric {
   int size() const { return static_cast<int>(hosts_.size()); }
   /// Node index of world rank r.
   int node_of(int r) const { return node_[static_cast<size_t>(r)]; }
+  /// Bytes a message of `bytes` from world rank a to b puts on the wire (size factors;
+  /// `hot`: the fraction of its bytes in a's cache).
+  double wire_bytes(int a, int b, size_t bytes, double hot = 1.0) const;
+  /// Records that world rank r touches `pieces`; returns the fraction that was in its cache.
+  double touch(int r, const std::vector<IoPiece>& pieces);
+  /// SimModelSpec::bandwidth_factors, bandwidth_factors_cold (0: within a server, 1: across).
+  std::vector<std::pair<double, double>> bandwidth_factors[2], bandwidth_factors_cold[2];
+  /// SimModelSpec::cache_bytes.
+  double cache_bytes = 0;
   /// The channel of messages (group, src, dst, tag) (world ranks).
   Channel* channel(int group, int src, int dst, int tag);
   /// Registers one side of a message; on match copies the bytes when both sides are real
@@ -105,6 +114,11 @@ class SimFabric {
                          int* new_group);
 
  private:
+  struct RankCache {
+    double touched = 0;                            // bytes touched so far
+    std::unordered_map<uintptr_t, double> blocks;  // block -> `touched` at its last touch
+  };
+  std::vector<RankCache> caches_;
   struct SplitState {
     std::map<int, std::pair<int, int>> entries;  // world rank -> (color, key)
     std::map<int, int> groups;                   // color -> group id

@@ -74,6 +74,7 @@ class SimDevice final : public Device {
     if (with_data_ && buf) fill_identity_host(buf, count, dt, op);
   }
   bool allows_phantom() const override { return !with_data_; }
+  bool scatter_gather() const override { return cost_.scatter_gather; }
 
  private:
   // Host-staged GPU data: copies cross PCIe, reductions run on the host CPU.

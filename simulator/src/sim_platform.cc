@@ -20,10 +20,12 @@ class SimMutex final : public Mutex {
 
 class SimCondVar final : public CondVar {
  public:
+  explicit SimCondVar(double wakeup) : wakeup_(wakeup) {}
   void wait(Mutex& m) override {
     std::unique_lock<sg4::Mutex> lk(static_cast<SimMutex&>(m).native(), std::adopt_lock);
     cv_->wait(lk);
     lk.release();
+    woken(m);
   }
   bool wait_until(Mutex& m, double deadline_s) override {
     std::unique_lock<sg4::Mutex> lk(static_cast<SimMutex&>(m).native(), std::adopt_lock);
@@ -31,11 +33,21 @@ class SimCondVar final : public CondVar {
     if (deadline_s > 1e15) cv_->wait(lk);
     else ok = cv_->wait_until(lk, deadline_s) == std::cv_status::no_timeout;
     lk.release();
+    if (ok) woken(m);
     return ok;
   }
   void notify_all() override { cv_->notify_all(); }
 
  private:
+  // A notified thread runs again only after the OS wakes it (simulation.wakeup_latency):
+  // the mutex is free meanwhile, as it is for a thread that is not yet scheduled.
+  void woken(Mutex& m) {
+    if (!(wakeup_ > 0)) return;
+    m.unlock();
+    sg4::this_actor::sleep_for(wakeup_);
+    m.lock();
+  }
+  double wakeup_;
   sg4::ConditionVariablePtr cv_ = sg4::ConditionVariable::create();
 };
 
@@ -54,7 +66,7 @@ class SimActivity final : public Activity {
 
 class SimPlatform final : public Platform {
  public:
-  explicit SimPlatform(DeviceClock* clock) : clock_(clock) {}
+  SimPlatform(DeviceClock* clock, double wakeup) : clock_(clock), wakeup_(wakeup) {}
   double now() override { return clock_->now(); }
   void sleep_for(double s) override { clock_->sleep_after(s); }
   void compute(double s) override {
@@ -62,7 +74,7 @@ class SimPlatform final : public Platform {
     clock_->sleep_after(s);
   }
   std::unique_ptr<Mutex> make_mutex() override { return std::make_unique<SimMutex>(); }
-  std::unique_ptr<CondVar> make_condvar() override { return std::make_unique<SimCondVar>(); }
+  std::unique_ptr<CondVar> make_condvar() override { return std::make_unique<SimCondVar>(wakeup_); }
   std::unique_ptr<Activity> spawn(const std::string& name, std::function<void()> fn) override {
     return std::make_unique<SimActivity>(
         sg4::Actor::create(name, sg4::this_actor::get_host(), std::move(fn)));
@@ -71,6 +83,7 @@ class SimPlatform final : public Platform {
 
  private:
   DeviceClock* clock_;
+  double wakeup_;
 };
 
 }  // namespace
@@ -112,8 +125,8 @@ void DeviceClock::sleep_after(double seconds) {
   if (until > t) sg4::this_actor::sleep_until(until);
 }
 
-std::unique_ptr<Platform> make_sim_platform(DeviceClock* clock) {
-  return std::make_unique<SimPlatform>(clock);
+std::unique_ptr<Platform> make_sim_platform(DeviceClock* clock, double wakeup_latency) {
+  return std::make_unique<SimPlatform>(clock, wakeup_latency);
 }
 
 }  // namespace hvd::sim

@@ -6,11 +6,11 @@
 // order (the sender's buffer is stable until its request completes and the receiver
 // reads it only after, so that is as good as at arrival) -- unless either buffer is
 // phantom: then only the flow's size travels.
-#include <simgrid/Exception.hpp>
-
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
+#include <simgrid/Exception.hpp>
 
 #include "seams.h"
 
@@ -18,6 +18,54 @@ namespace hvd::sim {
 
 SimFabric::SimFabric(std::vector<sg4::Host*> hosts, std::vector<int> node)
     : hosts_(std::move(hosts)), node_(std::move(node)) {}
+
+namespace {
+
+// factor(n) of a [bytes, factor] table: log-size interpolation, flat beyond the ends.
+double factor_at(const std::vector<std::pair<double, double>>& f, double n) {
+  if (f.empty()) return 1.0;
+  if (n <= f.front().first) return f.front().second;
+  if (n >= f.back().first) return f.back().second;
+  size_t i = 1;
+  while (f[i].first < n) ++i;
+  const double x =
+      (std::log(n) - std::log(f[i - 1].first)) / (std::log(f[i].first) - std::log(f[i - 1].first));
+  return f[i - 1].second + x * (f[i].second - f[i - 1].second);
+}
+
+constexpr uintptr_t kCacheBlock = 64 << 10;
+
+}  // namespace
+
+double SimFabric::wire_bytes(int a, int b, size_t bytes, double hot) const {
+  const int k = node_of(a) == node_of(b) ? 0 : 1;
+  const double n = static_cast<double>(bytes);
+  if (bytes == 0) return n;
+  const double f_hot = factor_at(bandwidth_factors[k], n);
+  if (cache_bytes <= 0 || bandwidth_factors_cold[k].empty()) return n * f_hot;
+  return n * (hot * f_hot + (1 - hot) * factor_at(bandwidth_factors_cold[k], n));
+}
+
+double SimFabric::touch(int r, const std::vector<IoPiece>& pieces) {
+  if (cache_bytes <= 0) return 1.0;
+  if (caches_.size() < hosts_.size()) caches_.resize(hosts_.size());
+  RankCache& c = caches_[static_cast<size_t>(r)];
+  double total = 0, hot = 0;
+  for (const IoPiece& p : pieces) {
+    total += static_cast<double>(p.bytes);
+    if (!p.data || !p.bytes) continue;  // no address: never seen before
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p.data), end = a + p.bytes;
+    for (uintptr_t b = a / kCacheBlock; b <= (end - 1) / kCacheBlock; ++b) {
+      const uintptr_t lo = std::max(a, b * kCacheBlock), hi = std::min(end, (b + 1) * kCacheBlock);
+      auto it = c.blocks.find(b);
+      if (it != c.blocks.end() && c.touched - it->second < cache_bytes)
+        hot += static_cast<double>(hi - lo);
+      c.blocks[b] = c.touched + total;
+    }
+  }
+  c.touched += total;
+  return total > 0 ? hot / total : 1.0;
+}
 
 Channel* SimFabric::channel(int group, int src, int dst, int tag) {
   const uint64_t key = (static_cast<uint64_t>(group) << 44) | (static_cast<uint64_t>(src) << 24) |
@@ -106,15 +154,16 @@ void* g_payload_sink = nullptr;  // where SimGrid writes it on the receiving sid
 
 class SimRequest final : public Request {
  public:
-  /// `path_s`: a train's last message arrives no earlier than this after the flow started.
+  /// `wire_bytes`: what the flow carries (size-dependent bandwidth factors). `path_s`: a
+  /// train's last message arrives no earlier than this after the flow started.
   SimRequest(Channel* c, bool is_send, const void* src, void* dst, size_t bytes,
-             DeviceClock* clock = nullptr, double path_s = 0)
+             double wire_bytes = 0, DeviceClock* clock = nullptr, double path_s = 0)
       : ch_(c), clock_(clock), path_(path_s) {
     m_.src = src;
     m_.dst = dst;
     m_.bytes = bytes;
     SimFabric::post(c, is_send, &m_);
-    comm_ = is_send ? c->mailbox->put_async(&g_dummy_payload, bytes)
+    comm_ = is_send ? c->mailbox->put_async(&g_dummy_payload, std::max(wire_bytes, double(bytes)))
                     : c->mailbox->get_async<void>(&g_payload_sink);
   }
   ~SimRequest() override {
@@ -189,10 +238,12 @@ class SimTransport final : public Transport {
     clock_->before_post();
     f_->messages[tag & 7] += 1;
     f_->bytes[tag & 7] += static_cast<double>(bytes);
-    return std::make_unique<SimRequest>(channel(peer, tag, true), true, data, nullptr, bytes);
+    const double hot = f_->touch(me(), {{const_cast<void*>(data), bytes}});
+    return post_send(peer, data, bytes, tag, hot);
   }
   std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
     clock_->before_post();
+    (void)f_->touch(me(), {{data, bytes}});
     return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, data, bytes);
   }
   int64_t timing_transfers() const override { return f_->timing_transfers; }
@@ -214,7 +265,7 @@ class SimTransport final : public Transport {
   // Posting a receive sends nothing: it need not wait for pending device work (a train's
   // receiver posts the next one as soon as the previous transfer is through).
   std::unique_ptr<Request> irecv_train(int peer, size_t bytes, double path_s, int tag) override {
-    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, bytes, clock_, path_s);
+    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, bytes, 0, clock_, path_s);
   }
   // Gathered/scattered messages: phantom pieces (which the default would pack) make the
   // whole message phantom; real ones use the default packing.
@@ -225,7 +276,11 @@ class SimTransport final : public Transport {
       n += p.bytes;
       phantom = phantom || (p.bytes && is_phantom(p.data));
     }
-    return phantom ? isend(peer, nullptr, n, tag) : Transport::isendv(peer, pieces, tag);
+    if (!phantom) return Transport::isendv(peer, pieces, tag);
+    clock_->before_post();
+    f_->messages[tag & 7] += 1;
+    f_->bytes[tag & 7] += static_cast<double>(n);
+    return post_send(peer, nullptr, n, tag, f_->touch(me(), pieces));
   }
   std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
     size_t n = 0;
@@ -234,7 +289,10 @@ class SimTransport final : public Transport {
       n += p.bytes;
       phantom = phantom || (p.bytes && is_phantom(p.data));
     }
-    return phantom ? irecv(peer, nullptr, n, tag) : Transport::irecvv(peer, pieces, tag);
+    if (!phantom) return Transport::irecvv(peer, pieces, tag);
+    clock_->before_post();
+    (void)f_->touch(me(), pieces);
+    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, n);
   }
   std::unique_ptr<Transport> split(int color, int key) override {
     int new_group = 0;
@@ -245,6 +303,14 @@ class SimTransport final : public Transport {
   }
   std::string name() const override { return "simgrid"; }
 
+ private:
+  std::unique_ptr<Request> post_send(int peer, const void* data, size_t bytes, int tag,
+                                     double hot) {
+    const double wire = f_->wire_bytes(me(), members_[static_cast<size_t>(peer)], bytes, hot);
+    return std::make_unique<SimRequest>(channel(peer, tag, true), true, data, nullptr, bytes, wire);
+  }
+
+ public:
  private:
   int me() const { return members_[static_cast<size_t>(rank_)]; }
   // Channels this rank uses, cached by (peer, tag, direction).

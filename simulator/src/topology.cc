@@ -13,6 +13,12 @@ using Dir = sg4::LinkInRoute::Direction;
 
 constexpr double kGpuSpeed = 1e12;  // flops; compute is slept, never executed
 
+// What-ifs (cluster.degraded_links) on server `node`'s NIC (gpu -1) or one GPU's link.
+void degrade(const ClusterSpec& c, int node, int gpu, double* bw, double* lat) {
+  for (const LinkDegradation& d : c.degraded_links)
+    if (d.node == node && d.gpu == gpu) *bw *= d.bandwidth_factor, *lat += d.extra_latency;
+}
+
 sg4::Link* duplex(sg4::NetZone* z, const std::string& name, double bw, double lat) {
   auto* l = z->create_split_duplex_link(name, bw);
   l->set_latency(lat);
@@ -38,10 +44,15 @@ Server build_server(const ClusterSpec& c, sg4::NetZone* parent, int k, BuiltPlat
   for (int i = 0; i < c.gpus_per_node; ++i) {
     const std::string si = sk + "-" + std::to_string(i);
     gpus.push_back(z->create_host("gpu" + si, kGpuSpeed));
-    intra.push_back(duplex(z, "intra" + si, intra_bw, c.intra.latency));
-    if (n.nic == "per_gpu")
-      nics.push_back(duplex(z, "nic" + si, n.bandwidth * n.effective_efficiency(),
-                            n.latency / 2 + n.effective_overhead() / 2));
+    double bw = intra_bw, lat = c.intra.latency;
+    degrade(c, k, i, &bw, &lat);
+    intra.push_back(duplex(z, "intra" + si, bw, lat));
+    if (n.nic == "per_gpu") {
+      bw = n.bandwidth * n.effective_efficiency();
+      lat = n.latency / 2 + n.effective_overhead() / 2;
+      degrade(c, k, -1, &bw, &lat);
+      nics.push_back(duplex(z, "nic" + si, bw, lat));
+    }
   }
   for (int i = 0; i < c.gpus_per_node; ++i) {
     for (int j = i + 1; j < c.gpus_per_node; ++j)
@@ -60,10 +71,11 @@ Server build_server(const ClusterSpec& c, sg4::NetZone* parent, int k, BuiltPlat
 void attach(const ClusterSpec& c, sg4::NetZone* star, const Server& s, int k) {
   const NetworkSpec& n = c.network;
   std::vector<sg4::LinkInRoute> links;
+  double bw = n.bandwidth * n.effective_efficiency(),
+         lat = n.latency / 2 + n.effective_overhead() / 2;
+  degrade(c, k, -1, &bw, &lat);
   if (n.nic != "per_gpu")
-    links.emplace_back(duplex(star, "cable" + std::to_string(k), n.bandwidth * n.effective_efficiency(),
-                              n.latency / 2 + n.effective_overhead() / 2),
-                       Dir::UP);
+    links.emplace_back(duplex(star, "cable" + std::to_string(k), bw, lat), Dir::UP);
   star->add_route(s.zone->get_netpoint(), nullptr, s.gateway, nullptr, links, true);
 }
 

@@ -77,12 +77,17 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   fabric->timing_transfers = o.with_data ? 0 : o.model.train_transfers;
   fabric->latency_factor = simgrid::config::get_value<double>("network/latency-factor");
   fabric->bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
+  for (int k = 0; k < 2; ++k) {
+    fabric->bandwidth_factors[k] = o.model.bandwidth_factors[k];
+    fabric->bandwidth_factors_cold[k] = o.model.bandwidth_factors_cold[k];
+  }
+  fabric->cache_bytes = o.model.cache_bytes;
   DeviceCostSpec host_cost = o.gpu_cost;
   host_cost.host_staged = false;
   for (int r = 0; r < o.np; ++r) {
     sg4::Actor::create("rank" + std::to_string(r), plat.gpus[static_cast<size_t>(r)], [&, r] {
       DeviceClock clock(o.model.device_tolerance);
-      auto platform = make_sim_platform(&clock);
+      auto platform = make_sim_platform(&clock, o.model.wakeup_latency);
       auto transport = make_sim_transport(fabric, r, &clock);
       auto gpu = make_sim_device(DeviceKind::kGPU, o.gpu_cost, o.with_data, &clock);
       auto cpu = make_sim_device(DeviceKind::kCPU, host_cost, o.with_data, &clock);

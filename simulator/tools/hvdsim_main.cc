@@ -7,13 +7,83 @@
 //
 // Exit codes: 0 ok, 1 simulation failure, 2 bad input (scenario, options).
 #include <CLI/CLI.hpp>
-
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
+#include "core/units.h"
 #include "hvd/report/report.h"
+#include "hvd/sim/collective_sweep.h"
 #include "hvd/sim/runner.h"
 #include "hvd/sim/scenario.h"
+
+namespace {
+
+// --collective allreduce: the simulated counterpart of `hvdbench --collective allreduce`.
+int run_sweep(const hvd::sim::Scenario& sc, int np, const std::string& b, const std::string& e,
+              int64_t f, int warmup, int iters) {
+  auto lo = hvd::parse_bytes(b), hi = hvd::parse_bytes(e);
+  if (!lo || !hi || *lo < 4 || *lo > *hi || f < 2) {
+    std::cerr << "hvdsim: --collective: need 4 <= -b <= -e (sizes like 8, 4K, 64MiB) and -f >= 2\n";
+    return 2;
+  }
+  hvd::sim::ScenarioPoint pt = sc.points.front();
+  if (np <= 0) np = pt.np.back();
+  // As hvdbench's collective mode: event-driven cycle unless the scenario sets one.
+  if (!pt.knobs.count("cycle_time_ms") && !pt.knobs.count("HVD_CYCLE_TIME") &&
+      !pt.knobs.count("HOROVOD_CYCLE_TIME"))
+    pt.config.cycle_time_ms = 0;
+  std::vector<int64_t> sizes;
+  for (int64_t s = *lo; s <= *hi; s *= f) sizes.push_back(s);
+  std::vector<hvd::sim::CollectivePoint> pts;
+  hvd::Status s = hvd::sim::simulate_allreduce_sweep(pt, np, sizes, warmup, iters, &pts);
+  if (!s.ok()) {
+    std::cerr << "hvdsim: " << s.message() << "\n";
+    return s.code() == hvd::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  std::printf(
+      "# hvdsim --collective allreduce: %s, %d ranks, float32 sum, %d iterations after %d\n",
+      sc.source.c_str(), np, iters, warmup);
+  std::printf("# %11s %12s %9s %7s %7s\n", "size (B)", "count", "time (us)", "algbw", "busbw");
+  for (const auto& p : pts) {
+    const double algbw = p.seconds > 0 ? p.bytes / p.seconds / 1e9 : 0;
+    std::printf("  %11lld %12lld %9.1f %7.3f %7.3f\n", static_cast<long long>(p.bytes),
+                static_cast<long long>(p.bytes / 4), p.seconds * 1e6, algbw,
+                algbw * 2.0 * (np - 1) / np);
+  }
+  return 0;
+}
+
+// What-if rows next to their baseline (same model and np, the label without the what-if).
+void print_what_ifs(const hvd::sim::Scenario& sc, const std::vector<hvd::report::RunRecord>& recs) {
+  std::map<std::string, const hvd::report::RunRecord*> base;
+  std::map<std::string, std::pair<std::string, std::string>> what_if;  // label -> (name, base)
+  for (const auto& r : recs) base[r.model + "/" + std::to_string(r.np) + "/" + r.label] = &r;
+  for (const auto& pt : sc.points) {
+    if (pt.what_if.empty()) continue;
+    const size_t cut = pt.label.size() - pt.what_if.size();
+    what_if[pt.label] = {pt.what_if, pt.label.substr(0, cut ? cut - 1 : 0)};
+  }
+  bool header = false;
+  for (const auto& r : recs) {
+    auto w = what_if.find(r.label);
+    if (w == what_if.end()) continue;
+    const std::string& name = w->second.first;
+    auto it = base.find(r.model + "/" + std::to_string(r.np) + "/" + w->second.second);
+    if (it == base.end()) continue;
+    if (!header) {
+      std::printf("\nWhat-ifs against the baseline:\n%-12s %5s %-28s %12s %12s %10s %10s\n",
+                  "model", "np", "what-if", "images/s", "baseline", "eff.", "eff. base");
+      header = true;
+    }
+    std::printf("%-12s %5d %-28s %12.1f %12.1f %9.1f%% %9.1f%%\n", r.model.c_str(), r.np,
+                name.c_str(), r.images_per_sec, it->second->images_per_sec,
+                100 * r.scaling_efficiency, 100 * it->second->scaling_efficiency);
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"hvdsim: simulate Horovod-style data-parallel training on a modelled cluster"};
@@ -21,6 +91,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> sets;
   bool with_data = false, quiet = false, best = false;
   int parallel = 0;
+  std::string collective, min_b = "8", max_b = "64MiB";
+  int64_t factor = 8;
+  int sweep_np = 0, iters = 20, warmup = 5;
   app.add_option("scenario", scenario_path, "scenario JSON file (see scenarios/)")->required();
   app.add_option("--report", report_path, "write the JSON report here (and the CSV beside it)");
   app.add_option("--timeline-dir", timeline_dir, "write one Chrome-trace timeline per run here");
@@ -31,6 +104,16 @@ int main(int argc, char** argv) {
   app.add_flag("--sweep", best,
                "after the table, the best setting per model and np over the sweep (autotuned knobs when "
                "runtime.autotune is on)");
+  app.add_option("--collective", collective, "simulate an allreduce size sweep instead (allreduce)")
+      ->check(CLI::IsMember({"allreduce"}));
+  app.add_option("-b,--minbytes", min_b, "sweep: smallest size (default 8)");
+  app.add_option("-e,--maxbytes", max_b, "sweep: largest size (default 64MiB)");
+  app.add_option("-f,--stepfactor", factor, "sweep: size multiplier (default 8)");
+  app.add_option("--np", sweep_np, "sweep: ranks (default: the largest of sweep.np)");
+  app.add_option("-n,--iters", iters, "sweep: timed calls per size (default 20)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("-w,--warmup-iters", warmup, "sweep: warm-up calls (default 5)")
+      ->check(CLI::Range(0, 100000));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -52,6 +135,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (!collective.empty()) return run_sweep(sc, sweep_np, min_b, max_b, factor, warmup, iters);
   hvd::sim::RunOptions opts;
   opts.timeline_dir = timeline_dir;
   opts.with_data = with_data;
@@ -64,6 +148,7 @@ int main(int argc, char** argv) {
     return s.code() == hvd::StatusCode::kInvalidArgument ? 2 : 1;
   }
   std::cout << hvd::report::format_table(records);
+  print_what_ifs(sc, records);
   if (best) std::cout << "\n" << hvd::sim::format_best_per_np(records);
   if (!report_path.empty()) {
     s = hvd::report::write_report(report_path, "hvdsim", scenario_path, records);

@@ -4,7 +4,10 @@
 // latencies seconds.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace hvd::sim {
 
@@ -34,6 +37,14 @@ struct NetworkSpec {
   double effective_overhead() const;
 };
 
+/// A what-if on one server's network path (or one GPU's link inside its server).
+struct LinkDegradation {
+  int node = 0;                 ///< server index
+  int gpu = -1;                 ///< >= 0: that GPU's intra-node link instead of the NIC
+  double bandwidth_factor = 1;  ///< multiplies the link bandwidth (0.5: half speed)
+  double extra_latency = 0;     ///< added to the link latency, seconds
+};
+
 /// The whole machine.
 struct ClusterSpec {
   int nodes = 1;                 ///< servers
@@ -44,9 +55,11 @@ struct ClusterSpec {
   std::string platform_file;     ///< a SimGrid platform XML instead of the above ("" = build)
   double gpu_speed_cv = 0;       ///< GPU-to-GPU variation of compute speed (coefficient of
                                  ///< variation); GPU 0 is the median one
+  std::map<int, double> gpu_speed;              ///< what-if stragglers: rank -> speed (0.5: half)
+  std::vector<LinkDegradation> degraded_links;  ///< what-if slow links / degraded NICs
 
   /// Compute-time factor of GPU `r`: 1 + cv * z_r, z_r a fixed normal draw per GPU
-  /// (z_0 = 0), clamped to +-3.5.
+  /// (z_0 = 0), clamped to +-3.5; divided by the what-if speed of `r` (gpu_speed).
   double gpu_slowdown(int r) const;
 
   /// Total GPUs.
@@ -60,6 +73,8 @@ struct DeviceCostSpec {
   bool host_staged = false;         ///< gradients staged through host memory over PCIe
   double pcie_bandwidth = 12e9;     ///< host staging: device<->host copy rate
   double host_reduce_bandwidth = 5e9;  ///< host staging: CPU reduction rate
+  bool scatter_gather = false;         ///< works on tensors where they lie (host memory: the real
+                                       ///< CPU device's zero-copy path, no fusion-buffer copies)
 };
 
 /// SimGrid modelling choices.
@@ -72,6 +87,18 @@ struct SimModelSpec {
   int64_t train_transfers = 16;        ///< phantom runs: a ring's message sequence on one
                                        ///< link travels as about this many transfers
                                        ///< (Transport::timing_transfers; 0: every message)
+  double wakeup_latency = 0;           ///< a notified thread resumes this much later (OS
+                                       ///< scheduling; from a calibration's per-call overhead)
+  /// Effective bandwidth by message size: (bytes, factor) points, a message of n bytes
+  /// moves n x factor(n) bytes on the wire (log-size interpolation; empty = 1). Index 0:
+  /// messages within a server, 1: across servers. From a calibration's measured table.
+  std::vector<std::pair<double, double>> bandwidth_factors[2];
+  /// The same for data not in cache (bandwidth_factors are then the in-cache ones).
+  std::vector<std::pair<double, double>> bandwidth_factors_cold[2];
+  /// Cache per rank, bytes (0: no cache model, every message uses bandwidth_factors). A
+  /// message's bytes are in cache when the rank touched them (sent or received) less than
+  /// this many bytes ago; buffers without an address (phantom gradients) are never.
+  double cache_bytes = 0;
 };
 
 /// Protocol defaults: {efficiency, per-message overhead} for "roce", "infiniband", "tcp";

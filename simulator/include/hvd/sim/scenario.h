@@ -37,6 +37,7 @@ struct ScenarioPoint {
   bool with_data = false;          ///< real bytes
   int parallel = 2;                ///< simulations run at once
   std::string label;               ///< "fusion_threshold=32MiB" ("" when not swept)
+  std::string what_if;             ///< name of the what-if this point applies ("" = baseline)
 };
 
 /// A loaded scenario: its points (one unless swept) in sweep order.

@@ -1,0 +1,451 @@
+// hvdbench --calibrate: point-to-point latency and bandwidth per link class (same node,
+// across nodes) through the runtime's own Transport, host copy and float32 reduction
+// throughput through the runtime's CPU Device, and the runtime's per-call overhead (a tiny
+// allreduce through the full API, event-driven cycle, minus the raw exchanges under it).
+// Every rank measures at the same time as the others, as in training: on an
+// oversubscribed host the figures include the sharing of the cores.
+#include "calibrate_mode.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "hvd/device.h"
+#include "hvd/transport.h"
+#include "rank_runtime.h"
+#ifdef HVD_HAVE_MPI
+#include <mpi.h>
+
+#include "hvd/mpi.h"
+#endif
+
+namespace hvd::bench {
+
+using nlohmann::json;
+
+bool fit_alpha_beta(const std::vector<LinkSample>& samples, double* alpha, double* beta) {
+  // alpha: the smallest message's time. beta: bytes over time beyond alpha, summed over the
+  // messages of at least kBandwidthFrom bytes (the regime gradients live in: large fused
+  // buffers, past the caches).
+  std::vector<LinkSample> v;
+  for (const LinkSample& s : samples)
+    if (s.seconds > 0) v.push_back(s);
+  if (v.size() < 2) return false;
+  std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.bytes < b.bytes; });
+  const double a = v.front().seconds;
+  const int64_t from = std::min(kBandwidthFrom, v.back().bytes);
+  double bytes = 0, time = 0;
+  for (const LinkSample& s : v)
+    if (s.bytes >= from) bytes += static_cast<double>(s.bytes), time += s.seconds - a;
+  if (!(time > 0)) return false;
+  *alpha = a;
+  *beta = bytes / time;
+  return true;
+}
+
+bool fit_relative(const std::vector<LinkSample>& samples, double* alpha, double* beta) {
+  // Weighted least squares of t = a + g*n with weights 1/t^2 (relative error).
+  double sw = 0, sn = 0, st = 0, snn = 0, snt = 0;
+  int sizes = 0;
+  for (const LinkSample& s : samples) {
+    if (!(s.seconds > 0)) continue;
+    const double w = 1.0 / (s.seconds * s.seconds), n = static_cast<double>(s.bytes);
+    sw += w, sn += w * n, st += w * s.seconds, snn += w * n * n, snt += w * n * s.seconds;
+    ++sizes;
+  }
+  const double det = sw * snn - sn * sn;
+  if (sizes < 2 || !(det > 0)) return false;
+  const double g = (sw * snt - sn * st) / det;
+  const double a = (st - g * sn) / sw;
+  if (!(g > 0)) return false;
+  *alpha = std::max(0.0, a);
+  *beta = 1.0 / g;
+  return true;
+}
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+const std::vector<int64_t> kSizes = {8,       64,      512,     4 << 10, 32 << 10, 256 << 10,
+                                     1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 64 << 20};
+constexpr size_t kDeviceBytes = size_t{64} << 20;
+constexpr size_t kColdBytes = size_t{128} << 20;  // per buffer: 4x a typical last-level cache
+
+// This rank's share of the last-level cache (sysfs; 32 MiB if unknown).
+double cache_share(int ranks_on_node) {
+  double bytes = 32.0 * (1 << 20);
+  for (int i = 3; i >= 2; --i) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    std::string s;
+    if (f >> s && !s.empty()) {
+      const char unit = s.back();
+      const double v = std::atof(s.c_str());
+      bytes = v * (unit == 'K' ? 1024.0 : unit == 'M' ? 1048576.0 : 1.0);
+      break;
+    }
+  }
+  return bytes / std::max(1, ranks_on_node);
+}
+
+// The median of the means of 5 consecutive batches: a mean, as hvdbench's sweeps and
+// training steps see it (on an oversubscribed host the sharing of the cores is part of the
+// cost), but robust against a rare long stall from other work on a shared machine.
+double median_of_means(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  const size_t batches = std::min<size_t>(5, v.size()), per = v.size() / batches;
+  std::vector<double> means;
+  for (size_t b = 0; b < batches; ++b) {
+    const size_t lo = b * per, hi = b + 1 == batches ? v.size() : lo + per;
+    double m = 0;
+    for (size_t i = lo; i < hi; ++i) m += v[i] / static_cast<double>(hi - lo);
+    means.push_back(m);
+  }
+  std::nth_element(means.begin(), means.begin() + static_cast<long>(means.size() / 2), means.end());
+  return means[means.size() / 2];
+}
+
+// Collective helpers that work with one rank and no MPI.
+struct World {
+  bool mpi = false;
+  int rank = 0, size = 1;
+  void barrier() const {
+#ifdef HVD_HAVE_MPI
+    if (mpi) MPI_Barrier(MPI_COMM_WORLD);
+#endif
+  }
+  // Sum over ranks of v (and how many ranks contributed: v >= 0).
+  double mean_of_valid(double v) const {
+    double in[2] = {v >= 0 ? v : 0, v >= 0 ? 1.0 : 0.0}, out[2] = {in[0], in[1]};
+#ifdef HVD_HAVE_MPI
+    if (mpi) MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+#endif
+    return out[1] > 0 ? out[0] / out[1] : -1;
+  }
+  double max_of(double v) const {
+#ifdef HVD_HAVE_MPI
+    if (mpi) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+#endif
+    return v;
+  }
+};
+
+// This rank's partner for a link class (-1: none). Same node: consecutive members of the
+// node. Across nodes: the member with the same local index on the paired node (2k, 2k+1).
+int partner_of(const Transport& t, bool same_node) {
+  std::map<int, std::vector<int>> members;
+  for (int r = 0; r < t.size(); ++r) members[t.node_of(r)].push_back(r);
+  const int me = t.rank(), node = t.node_of(me);
+  const std::vector<int>& mine = members[node];
+  const int local = static_cast<int>(std::find(mine.begin(), mine.end(), me) - mine.begin());
+  if (same_node) {
+    const int other = local ^ 1;
+    return other < static_cast<int>(mine.size()) ? mine[static_cast<size_t>(other)] : -1;
+  }
+  std::vector<int> nodes;
+  for (const auto& kv : members) nodes.push_back(kv.first);
+  const int idx = static_cast<int>(std::find(nodes.begin(), nodes.end(), node) - nodes.begin());
+  const int other = idx ^ 1;
+  if (other >= static_cast<int>(nodes.size())) return -1;
+  const std::vector<int>& theirs = members[nodes[static_cast<size_t>(other)]];
+  return local < static_cast<int>(theirs.size()) ? theirs[static_cast<size_t>(local)] : -1;
+}
+
+// Ping-pong (one-way = round trip / 2) or exchange (both send at once) of `bytes`.
+// cold: every iteration at the next offset of the (large) buffers, so the data are not in
+// cache, as when a collective walks through large gradient buffers.
+double time_pair(Transport& t, int peer, std::vector<char>& sbuf, std::vector<char>& rbuf,
+                 int64_t bytes, bool exchange, int warmup, int iters, bool cold = false) {
+  const bool leader = t.rank() < peer;
+  const size_t n = static_cast<size_t>(bytes);
+  const size_t stride = std::max<size_t>(n, 64 << 10),
+               slots = std::max<size_t>(1, sbuf.size() / stride);
+  std::vector<double> times;
+  for (int i = 0; i < warmup + iters; ++i) {
+    const double t0 = now_s();
+    const size_t off = cold && n <= sbuf.size() / 2 ? (static_cast<size_t>(i) % slots) * stride : 0;
+    if (exchange) {
+      auto r = t.irecv(peer, rbuf.data() + off, n, kTagData);
+      auto s = t.isend(peer, sbuf.data() + off, n, kTagData);
+      (void)s->wait();
+      (void)r->wait();
+    } else if (leader) {
+      (void)send(t, peer, sbuf.data(), n, kTagData);
+      (void)recv(t, peer, rbuf.data(), n, kTagData);
+    } else {
+      (void)recv(t, peer, rbuf.data(), n, kTagData);
+      (void)send(t, peer, sbuf.data(), n, kTagData);
+    }
+    if (i >= warmup) times.push_back(now_s() - t0);
+  }
+  const double per = median_of_means(times);
+  return exchange ? per : per / 2;
+}
+
+int iters_for(int64_t bytes, int iters) {
+  return bytes >= (4 << 20) ? std::max(10, iters / 2)
+                            : std::max(iters, bytes <= 4096 ? 200 : iters);
+}
+
+// One link class: every paired rank measures at once; the figures are the mean over pairs.
+json measure_links(Transport& t, const World& w, bool same_node, const Options& o,
+                   double* alpha_out) {
+  const int peer = partner_of(t, same_node);
+  if (w.max_of(peer >= 0 ? 1.0 : 0.0) <= 0) return nullptr;  // nobody has a partner
+  std::vector<char> sbuf(kColdBytes, 1), rbuf(sbuf.size(), 0);
+  json table = json::array();
+  std::vector<LinkSample> pp, ex, cold;
+  for (int64_t b : kSizes) {
+    const int n = iters_for(b, o.iters);
+    w.barrier();
+    double a = peer >= 0 ? time_pair(t, peer, sbuf, rbuf, b, false, o.warmup_iters, n) : -1;
+    w.barrier();
+    double e = peer >= 0 ? time_pair(t, peer, sbuf, rbuf, b, true, o.warmup_iters, n) : -1;
+    w.barrier();
+    double c = peer >= 0 ? time_pair(t, peer, sbuf, rbuf, b, true, o.warmup_iters, n, true) : -1;
+    a = w.mean_of_valid(a);
+    e = w.mean_of_valid(e);
+    c = w.mean_of_valid(c);
+    pp.push_back({b, a});
+    ex.push_back({b, e});
+    cold.push_back({b, c});
+    table.push_back({{"bytes", b},
+                     {"pingpong_s", a},
+                     {"exchange_s", e},
+                     {"exchange_cold_s", c},
+                     {"pingpong_Bps", b / a},
+                     {"exchange_Bps", b / e},
+                     {"exchange_cold_Bps", b / c}});
+  }
+  double ap = 0, bp = 0, ae = 0, be = 0;
+  const bool okp = fit_alpha_beta(pp, &ap, &bp), oke = fit_alpha_beta(ex, &ae, &be);
+  double ar = 0, br = 0;
+  const bool okr = fit_relative(ex, &ar, &br);
+  int ranks_paired = 0;
+  {
+    double v = peer >= 0 ? 1.0 : 0.0, sum = v;
+#ifdef HVD_HAVE_MPI
+    if (w.mpi) MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+#endif
+    ranks_paired = static_cast<int>(sum);
+  }
+  if (alpha_out) *alpha_out = oke ? ae : -1;
+  // Effective bandwidth per size beyond the latency; the peak is the link's bandwidth, the
+  // factors say how much slower each size moves (caches, MPI protocol switches).
+  double peak = 0;
+  std::vector<std::pair<double, double>> eff;
+  for (const LinkSample& s : ex)
+    if (s.bytes >= kFactorsFrom && s.seconds > ae) {
+      eff.emplace_back(static_cast<double>(s.bytes),
+                       static_cast<double>(s.bytes) / (s.seconds - ae));
+      peak = std::max(peak, eff.back().second);
+    }
+  json factors = json::array(), factors_cold = json::array();
+  for (const auto& [n, b] : eff) factors.push_back({n, peak / b});
+  for (const LinkSample& s : cold)
+    if (s.bytes >= kFactorsFrom && s.seconds > ae && peak > 0)
+      factors_cold.push_back(
+          {static_cast<double>(s.bytes),
+           std::max(1.0, peak * (s.seconds - ae) / static_cast<double>(s.bytes))});
+  json j = {{"pairs", ranks_paired / 2},
+            {"concurrent", true},
+            {"latency_s", oke ? ae : 0.0},
+            {"bandwidth_Bps", peak > 0 ? peak : (oke ? be : 0.0)},
+            {"bandwidth_factors", factors},
+            {"bandwidth_factors_cold", factors_cold},
+            {"fit_large", {{"latency_s", oke ? ae : 0.0}, {"bandwidth_Bps", oke ? be : 0.0}}},
+            {"pingpong_latency_s", okp ? ap : 0.0},
+            {"pingpong_bandwidth_Bps", okp ? bp : 0.0},
+            {"fit_all_sizes", {{"latency_s", okr ? ar : 0.0}, {"bandwidth_Bps", okr ? br : 0.0}}},
+            {"table", table}};
+  return j;
+}
+
+template <typename Fn>
+double best_rate(const World& w, Fn once, int reps) {
+  once();  // first touch
+  w.barrier();
+  // Every rank at once: sustained throughput with the cores shared as in training.
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    const double t0 = now_s();
+    once();
+    times.push_back(now_s() - t0);
+  }
+  return w.mean_of_valid(static_cast<double>(kDeviceBytes) / median_of_means(times));
+}
+
+json measure_device(const World& w, const Options& o) {
+  auto cpu = make_cpu_device();
+  std::vector<float> a(kDeviceBytes / sizeof(float), 1.0f), b(a.size(), 2.0f);
+  const int reps = std::max(5, o.iters / 2);
+  const double copy = best_rate(
+      w, [&] { cpu->copy(a.data(), b.data(), kDeviceBytes); }, reps);
+  const double reduce = best_rate(
+      w,
+      [&] {
+        cpu->reduce(a.data(), b.data(), static_cast<int64_t>(a.size()), DataType::kFloat32,
+                    ReduceOp::kSum);
+      },
+      reps);
+  return {{"buffer_bytes", kDeviceBytes},
+          {"copy_bandwidth_Bps", copy},
+          {"reduce_bandwidth_Bps", reduce},
+          {"reduce_dtype", "float32"},
+          {"concurrent_ranks", w.size}};
+}
+
+Status measure_runtime(const World& w, const Options& o, double exchange_latency, json* out) {
+  Config cfg;
+  if (!knobs_from_env(&cfg)) return Status::InvalidArgument("bad runtime knobs");
+  cfg.cycle_time_ms = 0;  // event-driven: no cycle wait in the figure
+  cfg.timeline.clear();
+  std::unique_ptr<RankRuntime> rr;
+  Status s = RankRuntime::start(w.mpi ? WorldKind::kMpi : WorldKind::kLocalSingle, cfg, 0, &rr);
+  if (!s.ok()) return s;
+  float x = 1.0f, y = 0.0f;
+  const int iters = std::max(50, o.iters * 10);
+  std::vector<double> times;
+  for (int i = 0; i < o.warmup_iters + 5 + iters && s.ok(); ++i) {
+    const double t0 = now_s();
+    s = rr->runtime().allreduce("hvdbench.calibrate.tiny", Tensor{&x, DataType::kFloat32, {1}},
+                                Tensor{&y, DataType::kFloat32, {1}});
+    if (i >= o.warmup_iters + 5) times.push_back(now_s() - t0);
+  }
+  const double tiny = w.max_of(median_of_means(times));
+  const RuntimeStats st = rr->runtime().stats();
+  Status d = rr->shutdown();
+  if (!s.ok()) return s;
+  if (!d.ok()) return d;
+  // What the transport carries for it: the cached negotiation (bit vectors up and down a
+  // binomial tree: 2 ceil(log2 np) messages in a row) and the one-element allreduce
+  // (recursive doubling: ceil(log2 np) exchanges), each about one smallest-message time.
+  const int steps = w.size > 1 ? static_cast<int>(std::ceil(std::log2(w.size))) : 0;
+  const double raw = exchange_latency > 0 ? 3 * steps * exchange_latency : 0.0;
+  *out = {{"tiny_allreduce_s", tiny},
+          {"raw_exchanges_s", raw},
+          {"per_call_overhead_s", std::max(0.0, tiny - raw)},
+          {"negotiation_per_cycle_s", st.cycles ? st.negotiation_s / st.cycles : 0.0},
+          {"cycle_time_ms", 0}};
+  return Status::OK();
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+int fail(const World& w, const std::string& what) {
+  std::cerr << "hvdbench: calibrate: " << what << "\n";
+#ifdef HVD_HAVE_MPI
+  if (w.mpi && w.size > 1) abort_mpi(kExitRuntimeFailure);
+  if (w.mpi) finalize_mpi();
+#else
+  (void)w;
+#endif
+  return kExitRuntimeFailure;
+}
+
+}  // namespace
+
+int run_calibrate_mode(const Options& o, bool mpi) {
+  World w;
+  w.mpi = mpi;
+#ifdef HVD_HAVE_MPI
+  if (mpi) {
+    Status s = init_mpi(nullptr, nullptr);
+    if (!s.ok()) return fail(w, "MPI start-up: " + s.message());
+    MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &w.size);
+  }
+#endif
+  json doc = {{"format", "hvdsim-calibration"},
+              {"version", 1},
+              {"host", host_name()},
+              {"date", utc_now()},
+              {"np", w.size}};
+  double exchange_latency = -1;
+  json links = json::object();
+  links["intra_node"] = nullptr;
+  links["inter_node"] = nullptr;
+#ifdef HVD_HAVE_MPI
+  if (mpi && w.size > 1) {
+    std::unique_ptr<Transport> t = make_mpi_world_transport();
+    std::map<int, int> per_node;
+    for (int r = 0; r < t->size(); ++r) ++per_node[t->node_of(r)];
+    doc["nodes"] = per_node.size();
+    doc["ranks_per_node"] = per_node.begin()->second;
+    if (w.rank == 0 && !o.quiet) std::cerr << "hvdbench: calibrate: links within a node\n";
+    links["intra_node"] = measure_links(*t, w, true, o, &exchange_latency);
+    if (w.rank == 0 && !o.quiet && per_node.size() > 1)
+      std::cerr << "hvdbench: calibrate: links across nodes\n";
+    double cross = -1;
+    if (per_node.size() > 1) links["inter_node"] = measure_links(*t, w, false, o, &cross);
+    if (exchange_latency < 0) exchange_latency = cross;
+  }
+#endif
+  if (!doc.contains("nodes")) doc["nodes"] = 1, doc["ranks_per_node"] = w.size;
+  doc["links"] = links;
+  doc["cache_bytes_per_rank"] = cache_share(doc["ranks_per_node"].get<int>());
+  if (w.rank == 0 && !o.quiet) std::cerr << "hvdbench: calibrate: copy and reduce throughput\n";
+  doc["device"] = measure_device(w, o);
+  if (w.rank == 0 && !o.quiet) std::cerr << "hvdbench: calibrate: runtime per-call overhead\n";
+  json rt;
+  Status s = measure_runtime(w, o, exchange_latency, &rt);
+  if (!s.ok()) return fail(w, "runtime: " + s.message());
+  doc["runtime"] = rt;
+  int code = kExitOk;
+  if (w.rank == 0) {
+    std::ofstream f(o.calibrate);
+    f << doc.dump(2) << "\n";
+    if (!f) {
+      std::cerr << "hvdbench: --calibrate: cannot write '" << o.calibrate << "'\n";
+      code = kExitRuntimeFailure;
+    } else {
+      auto show = [](const json& l, const char* name) {
+        if (l.is_null()) return;
+        std::printf(
+            "%-10s latency %8.2f us, bandwidth %8.3f GB/s (exchange; ping-pong %.2f us, "
+            "%.3f GB/s), %d pair(s) at once\n",
+            name, l["latency_s"].get<double>() * 1e6, l["bandwidth_Bps"].get<double>() / 1e9,
+            l["pingpong_latency_s"].get<double>() * 1e6,
+            l["pingpong_bandwidth_Bps"].get<double>() / 1e9, l["pairs"].get<int>());
+      };
+      std::printf("# hvdbench --calibrate: %d rank(s) on %d node(s) -> %s\n", w.size,
+                  doc["nodes"].get<int>(), o.calibrate.c_str());
+      show(doc["links"]["intra_node"], "intra-node");
+      show(doc["links"]["inter_node"], "inter-node");
+      std::printf("device     copy %.2f GB/s, float32 sum reduce %.2f GB/s per rank\n",
+                  doc["device"]["copy_bandwidth_Bps"].get<double>() / 1e9,
+                  doc["device"]["reduce_bandwidth_Bps"].get<double>() / 1e9);
+      std::printf("runtime    tiny allreduce %.1f us, per-call overhead %.1f us\n",
+                  rt["tiny_allreduce_s"].get<double>() * 1e6,
+                  rt["per_call_overhead_s"].get<double>() * 1e6);
+      std::fflush(stdout);
+    }
+  }
+#ifdef HVD_HAVE_MPI
+  if (mpi) finalize_mpi();
+#endif
+  return code;
+}
+
+}  // namespace hvd::bench

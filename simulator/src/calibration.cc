@@ -1,0 +1,162 @@
+// "calibration": a file written by `hvdbench --calibrate` sets the model's link, device and
+// wake-up parameters. Values are merged into the scenario document under what the scenario
+// (or --set, or a sweep) says explicitly, so explicit values win; the loader then checks them
+// as if they had been written by hand. "what_if": extra points, each the base scenario with
+// some values set.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "scenario_json.h"
+
+namespace hvd::sim {
+
+using nlohmann::json;
+
+namespace {
+
+std::string fmt(double v, const char* unit) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6f%s", v, unit);
+  return b;
+}
+
+// The number at `key` of `obj` (path `path` in file `file`), > 0 (or >= 0 if allowed).
+double number(const json& obj, const std::string& file, const std::string& path, const char* key,
+              bool allow_zero = false) {
+  const std::string p = file + ": " + (path.empty() ? "" : path + ".") + key;
+  if (!obj.is_object() || !obj.contains(key))
+    throw ScenarioError("calibration", p + ": missing; expected a number");
+  const json& v = obj[key];
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
+      (!allow_zero && v.get<double>() == 0))
+    throw ScenarioError("calibration", p + ": " + show_json(v) + " is not a number " +
+                                           (allow_zero ? ">= 0" : "> 0"));
+  return v.get<double>();
+}
+
+// Sets doc at the dotted path unless something is already there (explicit values win).
+void fill(json& doc, const std::string& path, const json& value) {
+  json* cur = &doc;
+  std::stringstream ss(path);
+  std::string part;
+  std::vector<std::string> parts;
+  while (std::getline(ss, part, '.')) parts.push_back(part);
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!cur->contains(parts[i])) (*cur)[parts[i]] = json::object();
+    cur = &(*cur)[parts[i]];
+    if (!cur->is_object()) return;  // the loader reports the bad value
+  }
+  if (!cur->contains(parts.back())) (*cur)[parts.back()] = value;
+}
+
+json read_file(const std::string& shown, const std::string& resolved) {
+  std::ifstream f(resolved);
+  if (!f) throw ScenarioError("calibration", show_json(shown) + ": cannot open '" + resolved + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  json c = json::parse(ss.str(), nullptr, false);
+  if (c.is_discarded()) {
+    try {
+      [[maybe_unused]] json again = json::parse(ss.str());
+    } catch (const json::exception& e) {
+      throw ScenarioError("calibration", shown + ": not valid JSON: " + e.what());
+    }
+  }
+  if (!c.is_object() || c.value("format", "") != "hvdsim-calibration")
+    throw ScenarioError("calibration", shown +
+                                           ": format: not an hvdsim calibration file "
+                                           "(expected \"format\": \"hvdsim-calibration\")");
+  if (!c.contains("version") || c["version"] != kCalibrationVersion)
+    throw ScenarioError("calibration",
+                        shown + ": version: " + show_json(c.value("version", json(nullptr))) +
+                            " is not " + std::to_string(kCalibrationVersion) +
+                            " (the calibration version this hvdsim reads)");
+  return c;
+}
+
+}  // namespace
+
+void apply_calibration(json& doc, const std::string& scenario_source) {
+  if (!doc.contains("calibration")) return;
+  const json& ref = doc["calibration"];
+  if (!ref.is_string() || ref.get<std::string>().empty())
+    throw ScenarioError("calibration", show_json(ref) + " is not a calibration file name");
+  const std::string shown = ref.get<std::string>();
+  std::filesystem::path p(shown);
+  if (p.is_relative()) p = std::filesystem::path(scenario_source).parent_path() / p;
+  const json c = read_file(shown, p.string());
+  if (!c.contains("links") || !c["links"].is_object())
+    throw ScenarioError("calibration", shown + ": links: missing; expected an object");
+  const json& links = c["links"];
+  double intra_alpha = 0;
+  if (links.contains("intra_node") && !links["intra_node"].is_null()) {
+    const json& l = links["intra_node"];
+    intra_alpha = number(l, shown, "links.intra_node", "latency_s", true);
+    // A message between two GPUs of a server crosses two intra links (up, down).
+    fill(doc, "cluster.intra_node.latency", fmt(intra_alpha / 2 * 1e6, "us"));
+    fill(doc, "cluster.intra_node.bandwidth",
+         fmt(number(l, shown, "links.intra_node", "bandwidth_Bps") / 1e9, "GBps"));
+    if (l.contains("bandwidth_factors"))
+      fill(doc, "simulation.bandwidth_factors.intra_node", l["bandwidth_factors"]);
+    if (l.contains("bandwidth_factors_cold"))
+      fill(doc, "simulation.bandwidth_factors.intra_node_cold", l["bandwidth_factors_cold"]);
+  }
+  if (links.contains("inter_node") && !links["inter_node"].is_null()) {
+    const json& l = links["inter_node"];
+    // Across servers: two intra hops plus the network; the fit holds the whole path.
+    const double alpha = number(l, shown, "links.inter_node", "latency_s", true);
+    fill(doc, "cluster.network.latency", fmt(std::max(0.0, alpha - intra_alpha) * 1e6, "us"));
+    fill(doc, "cluster.network.bandwidth",
+         fmt(number(l, shown, "links.inter_node", "bandwidth_Bps") / 1e9, "GBps"));
+    if (l.contains("bandwidth_factors"))
+      fill(doc, "simulation.bandwidth_factors.inter_node", l["bandwidth_factors"]);
+    if (l.contains("bandwidth_factors_cold"))
+      fill(doc, "simulation.bandwidth_factors.inter_node_cold", l["bandwidth_factors_cold"]);
+    fill(doc, "cluster.network.efficiency", 1.0);
+    fill(doc, "cluster.network.message_overhead", "0us");
+  }
+  if (c.contains("cache_bytes_per_rank"))
+    fill(doc, "simulation.cache",
+         std::to_string(static_cast<int64_t>(number(c, shown, "", "cache_bytes_per_rank", true))));
+  if (c.contains("device") && !c["device"].is_null()) {
+    const json& d = c["device"];
+    fill(doc, "cluster.device.copy_bandwidth",
+         fmt(number(d, shown, "device", "copy_bandwidth_Bps") / 1e9, "GBps"));
+    fill(doc, "cluster.device.reduce_bandwidth",
+         fmt(number(d, shown, "device", "reduce_bandwidth_Bps") / 1e9, "GBps"));
+  }
+  if (c.contains("runtime") && !c["runtime"].is_null()) {
+    // The per-call overhead is two thread hand-offs: the caller wakes the background loop,
+    // the loop wakes the caller.
+    const double o = number(c["runtime"], shown, "runtime", "per_call_overhead_s", true);
+    fill(doc, "simulation.wakeup_latency", fmt(o / 2 * 1e6, "us"));
+  }
+}
+
+std::vector<std::pair<std::string, json>> what_if_points(const json& doc) {
+  std::vector<std::pair<std::string, json>> out;
+  if (!doc.contains("what_if")) return out;
+  const json& w = doc["what_if"];
+  if (!w.is_array())
+    throw ScenarioError("what_if", show_json(w) + " is not an array of {name, set}");
+  for (size_t i = 0; i < w.size(); ++i) {
+    const std::string p = "what_if[" + std::to_string(i) + "]";
+    if (!w[i].is_object())
+      throw ScenarioError(p, show_json(w[i]) + " is not an object {name, set}");
+    for (const auto& [k, v] : w[i].items())
+      if (k != "name" && k != "set")
+        throw ScenarioError(p + "." + k, "unknown key; expected name, set");
+    if (!w[i].contains("name") || !w[i]["name"].is_string() ||
+        w[i]["name"].get<std::string>().empty())
+      throw ScenarioError(p + ".name", "missing; expected a non-empty string");
+    if (!w[i].contains("set") || !w[i]["set"].is_object() || w[i]["set"].empty())
+      throw ScenarioError(p + ".set", "missing; expected an object of path: value");
+    out.emplace_back(w[i]["name"].get<std::string>(), w[i]["set"]);
+  }
+  return out;
+}
+
+}  // namespace hvd::sim

@@ -1,0 +1,88 @@
+// The calibration loop, small: calibrate this machine at -np 2 (few iterations), predict
+// hvdbench --model resnet50 -np 2 with hvdsim and scenarios/localhost.json using that
+// calibration, measure a short hvdbench run, and compare. The band is generous (35 %):
+// CI is a noisy, shared 2-core box. The compute is scaled to an H100 so communication is
+// a visible part of the step (on the P100 reference it is almost all hidden).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+using nlohmann::json;
+
+int run(const std::string& cmd) {
+  const std::string full =
+      "cd " HVD_SOURCE_DIR " && env -u OMPI_COMM_WORLD_SIZE -u PMIX_SIZE -u PMI_SIZE " + cmd;
+  const int status = std::system(full.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+json load(const std::string& path) {
+  std::ifstream f(path);
+  return json::parse(f, nullptr, /*allow_exceptions=*/false);
+}
+
+const json* np_run(const json& report, int np) {
+  for (const auto& r : report["runs"])
+    if (r["np"] == np) return &r;
+  return nullptr;
+}
+
+TEST(CalibrationLoop, PredictsHvdbenchResnet50AtNp2) {
+  const std::string dir = ::testing::TempDir() + "hvd_loop_" + std::to_string(getpid());
+  ASSERT_EQ(run("mkdir -p " + dir), 0);
+  const std::string calib = dir + "/calib.json", real = dir + "/real.json", sim = dir + "/sim.json";
+  ASSERT_EQ(
+      run(std::string(HVDBENCH_PATH) + " --calibrate " + calib + " -np 2 -n 5 -w 2 -q > /dev/null"),
+      0);
+
+  // The file has the documented fields with sane values.
+  const json c = load(calib);
+  ASSERT_FALSE(c.is_discarded());
+  EXPECT_EQ(c["format"], "hvdsim-calibration");
+  EXPECT_EQ(c["version"], 1);
+  EXPECT_EQ(c["np"], 2);
+  EXPECT_EQ(c["nodes"], 1);
+  const json& l = c["links"]["intra_node"];
+  ASSERT_TRUE(l.is_object());
+  EXPECT_EQ(l["pairs"], 1);
+  EXPECT_GT(l["latency_s"].get<double>(), 1e-8);
+  EXPECT_LT(l["latency_s"].get<double>(), 1e-3);
+  EXPECT_GT(l["bandwidth_Bps"].get<double>(), 1e8);
+  EXPECT_LT(l["bandwidth_Bps"].get<double>(), 1e12);
+  EXPECT_GE(l["table"].size(), 10u);
+  for (const auto& f : l["bandwidth_factors"]) EXPECT_GE(f[1].get<double>(), 1.0 - 1e-9);
+  EXPECT_TRUE(c["links"]["inter_node"].is_null());
+  EXPECT_GT(c["device"]["copy_bandwidth_Bps"].get<double>(), 1e8);
+  EXPECT_GT(c["device"]["reduce_bandwidth_Bps"].get<double>(), 1e8);
+  EXPECT_GT(c["runtime"]["tiny_allreduce_s"].get<double>(), 0);
+  EXPECT_GE(c["runtime"]["per_call_overhead_s"].get<double>(), 0);
+
+  // Predict, then measure right after.
+  ASSERT_EQ(run(std::string(HVDSIM_PATH) + " scenarios/localhost.json --set calibration=" + calib +
+                " --set cluster.gpu=H100 --set 'sweep.np=[2]' -q --report " + sim + " > /dev/null"),
+            0);
+  ASSERT_EQ(
+      run(std::string(HVDBENCH_PATH) +
+          " --model resnet50 --gpu H100 -np 2 --steps 8 --warmup 2 --no-baseline -q --report " +
+          real + " > /dev/null"),
+      0);
+  const json sim_report = load(sim), real_report = load(real);
+  const json* p = np_run(sim_report, 2);
+  const json* m = np_run(real_report, 2);
+  ASSERT_TRUE(p && m);
+  const double predicted = (*p)["step_time_s"], measured = (*m)["step_time_s"];
+  EXPECT_NEAR(predicted / measured, 1.0, 0.35)
+      << "predicted " << predicted * 1e3 << " ms, measured " << measured * 1e3 << " ms";
+  EXPECT_NEAR((*p)["images_per_sec"].get<double>() / (*m)["images_per_sec"].get<double>(), 1.0,
+              0.35);
+  run("rm -rf " + dir);
+}
+
+}  // namespace

@@ -1,0 +1,231 @@
+// Scenario "calibration" (a file from hvdbench --calibrate) and "what_if" runs: values land
+// where the docs say, explicit values win, bad files give one line naming file and path,
+// and the what-ifs (slow GPU, slow link, degraded NIC) cost what the arithmetic says.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "hvd/sim/collective_sweep.h"
+#include "hvd/sim/runner.h"
+#include "hvd/sim/scenario.h"
+
+namespace hvd::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json calibration() {
+  return {{"format", "hvdsim-calibration"},
+          {"version", 1},
+          {"np", 2},
+          {"links",
+           {{"intra_node",
+             {{"latency_s", 2e-6},
+              {"bandwidth_Bps", 8e9},
+              {"bandwidth_factors", {{32768, 1.5}, {1048576, 1.0}, {16777216, 4.0}}}}},
+            {"inter_node", {{"latency_s", 12e-6}, {"bandwidth_Bps", 3e9}}}}},
+          {"device", {{"copy_bandwidth_Bps", 10e9}, {"reduce_bandwidth_Bps", 6e9}}},
+          {"runtime", {{"per_call_overhead_s", 40e-6}}}};
+}
+
+struct TempDir {
+  fs::path dir = fs::temp_directory_path() / ("hvd_calib_" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(dir / "sub"); }
+  ~TempDir() { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  }
+};
+
+const char* kScenario = R"({
+  "calibration": "sub/calib.json",
+  "cluster": {"nodes": 2, "gpus_per_node": 2, "gpu": "P100", "device": {"scatter_gather": true}},
+  "workload": {"models": ["resnet50"]},
+  "sweep": {"np": [4]}
+})";
+
+Status load(const TempDir& t, const std::string& scenario, Scenario* sc,
+            std::vector<std::string> sets = {}) {
+  return load_scenario(t.write("s.json", scenario), sets, sc);
+}
+
+TEST(Calibration, SetsLinksDeviceAndWakeupRelativeToTheScenario) {
+  TempDir t;
+  t.write("sub/calib.json", calibration().dump());
+  Scenario sc;
+  ASSERT_TRUE(load(t, kScenario, &sc).ok());
+  const ScenarioPoint& p = sc.points.at(0);
+  EXPECT_NEAR(p.cluster.intra.latency, 1e-6, 1e-12);  // two hops per message
+  EXPECT_NEAR(p.cluster.intra.bandwidth, 8e9, 1);
+  EXPECT_NEAR(p.cluster.network.latency, 10e-6, 1e-12);  // whole path minus the intra hops
+  EXPECT_NEAR(p.cluster.network.bandwidth, 3e9, 1);
+  EXPECT_DOUBLE_EQ(p.cluster.network.effective_efficiency(), 1.0);
+  EXPECT_DOUBLE_EQ(p.cluster.network.effective_overhead(), 0.0);
+  EXPECT_NEAR(p.device.copy_bandwidth, 10e9, 1);
+  EXPECT_NEAR(p.device.reduce_bandwidth, 6e9, 1);
+  EXPECT_TRUE(p.device.scatter_gather);
+  EXPECT_NEAR(p.simulation.wakeup_latency, 20e-6, 1e-12);
+  ASSERT_EQ(p.simulation.bandwidth_factors[0].size(), 3u);
+  EXPECT_DOUBLE_EQ(p.simulation.bandwidth_factors[0][2].second, 4.0);
+  EXPECT_TRUE(p.simulation.bandwidth_factors[1].empty());
+}
+
+TEST(Calibration, ExplicitScenarioValuesAndSetWin) {
+  TempDir t;
+  t.write("sub/calib.json", calibration().dump());
+  std::string s = kScenario;
+  s.replace(s.find("\"gpu\": \"P100\""), 13,
+            "\"gpu\": \"P100\", \"intra_node\": {\"bandwidth\": \"1GBps\"}");
+  Scenario sc;
+  ASSERT_TRUE(load(t, s, &sc, {"cluster.device.reduce_bandwidth=2GBps"}).ok());
+  EXPECT_NEAR(sc.points[0].cluster.intra.bandwidth, 1e9, 1);
+  EXPECT_NEAR(sc.points[0].device.reduce_bandwidth, 2e9, 1);
+  EXPECT_NEAR(sc.points[0].device.copy_bandwidth, 10e9, 1);  // still calibrated
+}
+
+std::string error_of(const TempDir& t, const std::string& calib_text) {
+  t.write("sub/calib.json", calib_text);
+  Scenario sc;
+  Status s = load(t, kScenario, &sc);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.message().find('\n'), std::string::npos);
+  return s.message();
+}
+
+TEST(Calibration, BadFilesGiveOneLineNamingFileAndPath) {
+  TempDir t;
+  json c = calibration();
+  EXPECT_NE(error_of(t, "{ not json").find("calibration: sub/calib.json: not valid JSON"),
+            std::string::npos);
+  c["version"] = 7;
+  EXPECT_NE(error_of(t, c.dump()).find("sub/calib.json: version: 7 is not 1"), std::string::npos);
+  c = calibration();
+  c["links"]["intra_node"]["bandwidth_Bps"] = -5;
+  EXPECT_NE(error_of(t, c.dump()).find("sub/calib.json: links.intra_node.bandwidth_Bps: -5 is not"),
+            std::string::npos);
+  c = calibration();
+  c.erase("format");
+  EXPECT_NE(error_of(t, c.dump()).find("format: not an hvdsim calibration file"),
+            std::string::npos);
+  fs::remove(t.dir / "sub/calib.json");
+  Scenario sc;
+  Status s = load(t, kScenario, &sc);
+  EXPECT_NE(s.message().find("calibration: \"sub/calib.json\": cannot open"), std::string::npos)
+      << s.message();
+}
+
+TEST(Calibration, WakeupLatencyAddsTwoHandOffsPerCall) {
+  // A one-element allreduce between two ranks: the caller wakes the background loop, the
+  // loop wakes the caller; the rest of the call is unchanged.
+  Scenario sc;
+  const char* text = R"({"cluster": {"nodes": 1, "gpus_per_node": 2,
+      "device": {"copy_bandwidth": "0Bps", "reduce_bandwidth": "0Bps"}},
+    "workload": {"models": ["resnet50"]}, "runtime": {"cycle_time_ms": 0}, "sweep": {"np": [2]}})";
+  ASSERT_TRUE(parse_scenario(text, "w.json", {}, &sc).ok());
+  std::vector<CollectivePoint> base, slow;
+  ASSERT_TRUE(simulate_allreduce_sweep(sc.points[0], 2, {4}, 2, 10, &base).ok());
+  ASSERT_TRUE(parse_scenario(text, "w.json", {"simulation.wakeup_latency=25us"}, &sc).ok());
+  ASSERT_TRUE(simulate_allreduce_sweep(sc.points[0], 2, {4}, 2, 10, &slow).ok());
+  EXPECT_NEAR(slow[0].seconds - base[0].seconds, 50e-6, 10e-6)
+      << base[0].seconds << " -> " << slow[0].seconds;
+}
+
+TEST(Calibration, BandwidthFactorsSlowLargeMessages) {
+  Scenario sc;
+  const char* text = R"({"cluster": {"nodes": 1, "gpus_per_node": 2,
+      "intra_node": {"bandwidth": "10GBps", "latency": "0us"},
+      "device": {"copy_bandwidth": "0Bps", "reduce_bandwidth": "0Bps"}},
+    "workload": {"models": ["resnet50"]}, "runtime": {"cycle_time_ms": 0}, "sweep": {"np": [2]}})";
+  std::vector<CollectivePoint> fast, slow;
+  ASSERT_TRUE(parse_scenario(text, "f.json", {}, &sc).ok());
+  ASSERT_TRUE(simulate_allreduce_sweep(sc.points[0], 2, {64 << 20}, 1, 2, &fast).ok());
+  ASSERT_TRUE(parse_scenario(text, "f.json",
+                             {"simulation.bandwidth_factors={\"intra_node\": [[1024, 3.0]]}"}, &sc)
+                  .ok());
+  ASSERT_TRUE(simulate_allreduce_sweep(sc.points[0], 2, {64 << 20}, 1, 2, &slow).ok());
+  EXPECT_NEAR(slow[0].seconds / fast[0].seconds, 3.0, 0.1);
+}
+
+// Runs a scenario; returns the records.
+std::vector<report::RunRecord> run(const std::string& text) {
+  Scenario sc;
+  Status s = parse_scenario(text, "whatif.json", {}, &sc);
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::vector<report::RunRecord> recs;
+  RunOptions o;
+  s = run_scenario(sc, o, &recs);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return recs;
+}
+
+const report::RunRecord* find(const std::vector<report::RunRecord>& r, const std::string& label) {
+  for (const auto& x : r)
+    if (x.label == label) return &x;
+  ADD_FAILURE() << "no run labelled '" << label << "'";
+  return nullptr;
+}
+
+TEST(WhatIf, SlowGpuCostsWhatTheArithmeticSays) {
+  // Compute-bound: free device, fast links. Rank 1 at 2/3 speed: every step waits for it,
+  // so the step takes 1.5x and efficiency drops to ~1/1.5 of the baseline.
+  auto recs = run(R"({"cluster": {"nodes": 1, "gpus_per_node": 4,
+      "intra_node": {"bandwidth": "1000GBps", "latency": "0us"},
+      "device": {"copy_bandwidth": "0Bps", "reduce_bandwidth": "0Bps"}},
+    "workload": {"models": ["resnet50"], "steps": 1},
+    "what_if": [{"name": "slow_gpu", "set": {"cluster.stragglers": [{"rank": 1, "speed": 0.6667}]}}],
+    "sweep": {"np": [4]}})");
+  const auto* base = find(recs, "");
+  const auto* slow = find(recs, "slow_gpu");
+  ASSERT_TRUE(base && slow);
+  EXPECT_GT(base->scaling_efficiency, 0.97);
+  EXPECT_NEAR(slow->scaling_efficiency / base->scaling_efficiency, 1 / 1.5, 0.02);
+}
+
+TEST(WhatIf, SlowLinkAndDegradedNicLowerEfficiency) {
+  // Two servers, communication-bound (VGG-16 over 10 Gbit/s): halving server 1's NIC
+  // roughly doubles the exposed communication; a degraded NIC (half + 200 us) more so.
+  auto recs = run(R"({"cluster": {"nodes": 2, "gpus_per_node": 1,
+      "network": {"bandwidth": "10Gbps", "latency": "5us", "protocol": "infiniband"}},
+    "workload": {"models": ["vgg16"], "steps": 1},
+    "what_if": [
+      {"name": "slow_link", "set": {"cluster.degraded_links": [{"node": 1, "bandwidth_factor": 0.5}]}},
+      {"name": "degraded_nic", "set": {"cluster.degraded_links":
+          [{"node": 1, "bandwidth_factor": 0.5, "extra_latency": "200us"}]}}],
+    "sweep": {"np": [2]}})");
+  const auto* base = find(recs, "");
+  const auto* link = find(recs, "slow_link");
+  const auto* nic = find(recs, "degraded_nic");
+  ASSERT_TRUE(base && link && nic);
+  EXPECT_LT(link->scaling_efficiency, base->scaling_efficiency - 0.05);
+  EXPECT_LT(nic->scaling_efficiency, link->scaling_efficiency);
+  // Compute is unchanged; the extra step time is the extra (slower) communication.
+  const double extra = link->step_time_s - base->step_time_s;
+  EXPECT_GT(extra, 0.5 * base->exposed_comm_s);
+  EXPECT_NEAR(link->compute_s, base->compute_s, 1e-3 * base->compute_s);
+}
+
+TEST(WhatIf, BadEntriesNameThePath) {
+  Scenario sc;
+  const std::string head = R"({"cluster": {"nodes": 2}, "workload": {"models": ["resnet50"]}, )";
+  Status s = parse_scenario(head + R"("what_if": [{"name": "x"}]})", "w.json", {}, &sc);
+  EXPECT_NE(s.message().find("what_if[0].set: missing"), std::string::npos) << s.message();
+  s = parse_scenario(
+      head + R"("what_if": [{"name": "x", "set": {"cluster.stragglers": [{"rank": 9}]}}]})",
+      "w.json", {}, &sc);
+  EXPECT_NE(s.message().find("cluster.stragglers[0].rank: 9 is not an integer in [0, 1]"),
+            std::string::npos)
+      << s.message();
+  s = parse_scenario(R"({"cluster": {"nodes": 2, "degraded_links": [{"node": 0, "speed": 1}]},
+                         "workload": {"models": ["resnet50"]}})",
+                     "w.json", {}, &sc);
+  EXPECT_NE(s.message().find("cluster.degraded_links[0].speed: unknown key"), std::string::npos)
+      << s.message();
+}
+
+}  // namespace
+}  // namespace hvd::sim
