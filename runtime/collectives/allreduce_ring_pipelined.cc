@@ -76,34 +76,29 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
   // Trains: the message of step s reaches rank r one hop after step s-1 reached r-1, so a
   // train's later messages became ready at the sender one by one, each a hop upstream
   // later: its last message (step sL) arrives at r  sum_{s0 < s <= sL} hop(r - s) + hop(r)
-  // after its first left (hop(x): one message over the hop into rank x). With one slice
-  // per step (the only case trains are used), message i is step i; path[i] is the prefix
-  // sum of hop(r - s) over the steps s <= i, each with the bytes of that step's message.
-  std::vector<double> path;
-  double last_hop = 0;
-  if (m > 1) {
-    path.resize(static_cast<size_t>(total) + 1);
-    path[0] = 0;
-    for (int64_t i = 0; i < total; ++i) {
-      const auto [a, b] = msg_elems(i, true);
-      const int x = mod(ring.r - static_cast<int>(i), p);
-      path[static_cast<size_t>(i) + 1] =
-          path[static_cast<size_t>(i)] + (i == 0 ? 0.0 : c.t.timing_hop(mod(x - 1, p), x, static_cast<size_t>(b - a) * es));
-    }
-    const auto [a, b] = msg_elems(total - 1, true);
-    last_hop = c.t.timing_hop(left, ring.r, static_cast<size_t>(b - a) * es);
-  }
+  // after its first left (hop(x): one message over the hop into rank x; the transport sums
+  // contiguous ring hops in O(1)). With one slice per step (the only case trains are used)
+  // message i is step i, and rank r receives chunk r-i-1 and sends chunk r-i (mod p) at
+  // step i in both phases, so a train's bytes are a contiguous run of chunks.
+  auto chunk_run = [&](int64_t from_chunk, int64_t n) {  // elements of chunks from, from-1, ...
+    const int64_t laps = n / p, rest = n % p;
+    const int64_t lo = mod(static_cast<int>((from_chunk - rest + 1) % p), p), hi = lo + rest;
+    int64_t e = laps * count;
+    e += hi <= p ? ring.off[static_cast<size_t>(hi)] - ring.off[static_cast<size_t>(lo)]
+                 : count - ring.off[static_cast<size_t>(lo)] + ring.off[static_cast<size_t>(hi - p)];
+    return e;
+  };
+  const size_t hop_bytes = static_cast<size_t>(max_chunk) * es;
   // Bytes of unit u (messages without elements are not sent) and, for an incoming train,
   // the time from its start until its last message is in.
   auto unit_size = [&](int64_t u, bool incoming, size_t* bytes) {
     const int64_t first = u * m, last = std::min(total, u * m + m);
-    if (m > 1) {  // one slice per step: chunk sizes of an even split
-      *bytes = 0;
-      for (int64_t i = first; i < last; ++i) {
-        const auto [a, b] = msg_elems(i, incoming);
-        *bytes += static_cast<size_t>(b - a) * es;
-      }
-      return incoming && *bytes ? path[static_cast<size_t>(last)] - path[static_cast<size_t>(first) + 1] + last_hop : 0.0;
+    if (m > 1) {
+      *bytes = static_cast<size_t>(chunk_run(ring.r - first - (incoming ? 1 : 0), last - first)) * es;
+      if (!incoming || !*bytes) return 0.0;
+      // Hops into ranks r-first-1 down to r-last+1, then our own.
+      return c.t.timing_ring_hops(mod(static_cast<int>((ring.r - (last - 1)) % p), p), last - 1 - first, hop_bytes) +
+             c.t.timing_ring_hops(ring.r, 1, hop_bytes);
     }
     const auto [a, b] = msg_elems(first, incoming);
     *bytes = b > a ? static_cast<size_t>(b - a) * es : 0;

@@ -1,5 +1,6 @@
 #include "core/control_plane.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -46,23 +47,39 @@ Status ControlPlane::wait(Request& req, int peer, const char* what) {
   }
 }
 
+// A blob travels as one fixed-size first message (its length, then its first bytes) and,
+// only when it does not fit there, a second message with the rest: the usual small
+// negotiation messages cost one latency, not two.
+constexpr size_t kBlobHead = 1024;
+
 Status ControlPlane::send_blob(int peer, const std::vector<uint8_t>& data) {
-  int64_t n = static_cast<int64_t>(data.size());
-  auto r1 = t_.isend(peer, &n, sizeof n, kTagControl);
-  auto r2 = t_.isend(peer, data.data(), data.size(), kTagControl);
+  std::vector<uint8_t> head(kBlobHead, 0);
+  const int64_t n = static_cast<int64_t>(data.size());
+  const size_t inline_bytes = std::min(data.size(), kBlobHead - sizeof n);
+  std::memcpy(head.data(), &n, sizeof n);
+  if (inline_bytes) std::memcpy(head.data() + sizeof n, data.data(), inline_bytes);
+  auto r1 = t_.isend(peer, head.data(), head.size(), kTagControl);
+  std::unique_ptr<Request> r2;
+  if (data.size() > inline_bytes)
+    r2 = t_.isend(peer, data.data() + inline_bytes, data.size() - inline_bytes, kTagControl);
   Status s = wait(*r1, peer, "negotiation");
   if (!s.ok()) return s;
-  return wait(*r2, peer, "negotiation");
+  return r2 ? wait(*r2, peer, "negotiation") : Status::OK();
 }
 
 Status ControlPlane::recv_blob(int peer, std::vector<uint8_t>* out) {
-  int64_t n = 0;
-  auto r1 = t_.irecv(peer, &n, sizeof n, kTagControl);
+  std::vector<uint8_t> head(kBlobHead);
+  auto r1 = t_.irecv(peer, head.data(), head.size(), kTagControl);
   Status s = wait(*r1, peer, "negotiation");
   if (!s.ok()) return s;
+  int64_t n = 0;
+  std::memcpy(&n, head.data(), sizeof n);
   if (n < 0 || n > (int64_t{1} << 34)) return Status::Internal("corrupt control message size");
   out->resize(static_cast<size_t>(n));
-  auto r2 = t_.irecv(peer, out->data(), out->size(), kTagControl);
+  const size_t inline_bytes = std::min(out->size(), kBlobHead - sizeof n);
+  if (inline_bytes) std::memcpy(out->data(), head.data() + sizeof n, inline_bytes);
+  if (out->size() == inline_bytes) return Status::OK();
+  auto r2 = t_.irecv(peer, out->data() + inline_bytes, out->size() - inline_bytes, kTagControl);
   return wait(*r2, peer, "negotiation");
 }
 

@@ -18,7 +18,7 @@ Executor::Algo Executor::choose_allreduce(int64_t bytes) const {
   const std::string& alg = cfg_.allreduce_algorithm;
   NativeCollectives* n = native(r_.dtype);
   if (n && (alg == "native" || (alg == "auto" && n->preferred(r_.device)))) return Algo::kNative;
-  const bool hier_ok = ps_.local && ps_.cross && ps_.t->homogeneous();
+  const bool hier_ok = ps_.local && ps_.cross;  // only made for homogeneous groups
   if (hier_ok && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allreduce)))
     return Algo::kHierarchical;
   if (alg == "rhd" || (alg != "ring" && alg != "pipelined_ring" && bytes < cfg_.rhd_threshold))
@@ -192,7 +192,7 @@ Status Executor::allgather() {
       return nat->allgatherv(offset(out, mine_off), out, bytes);
     });
   }
-  bool contiguous = ps_.local && ps_.cross && ps_.t->homogeneous();
+  bool contiguous = ps_.local && ps_.cross;  // only made for homogeneous groups
   for (int r = 0; contiguous && r < p; ++r)
     contiguous = ps_.t->node_of(r) == ps_.t->node_of((r / ps_.local->size()) * ps_.local->size());
   if (contiguous && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allgather))) {

@@ -259,6 +259,31 @@ class SimTransport final : public Transport {
     }
     return r->latency + static_cast<double>(bytes) / r->bandwidth;
   }
+  // Prefix sums over the ring (latency and seconds per byte of the hop into each member),
+  // built once per group: a train's path costs O(1).
+  double timing_ring_hops(int first, int64_t count, size_t bytes) override {
+    const int p = size();
+    if (ring_lat_.empty()) {
+      ring_lat_.assign(static_cast<size_t>(p) + 1, 0);
+      ring_spb_.assign(static_cast<size_t>(p) + 1, 0);
+      for (int x = 0; x < p; ++x) {
+        const double lat = timing_hop((x + p - 1) % p, x, 0);
+        ring_lat_[static_cast<size_t>(x) + 1] = ring_lat_[static_cast<size_t>(x)] + lat;
+        ring_spb_[static_cast<size_t>(x) + 1] =
+            ring_spb_[static_cast<size_t>(x)] + (timing_hop((x + p - 1) % p, x, size_t{1} << 30) - lat) / double(1 << 30);
+      }
+    }
+    auto range = [&](const std::vector<double>& pre, int a, int64_t n) {  // [a, a+n), n <= p
+      const int64_t b = a + n;
+      return b <= p ? pre[static_cast<size_t>(b)] - pre[static_cast<size_t>(a)]
+                    : pre[static_cast<size_t>(p)] - pre[static_cast<size_t>(a)] + pre[static_cast<size_t>(b - p)];
+    };
+    const int a = ((first % p) + p) % p;
+    const int64_t laps = count / p, rest = count % p;
+    const double lat = laps * ring_lat_[static_cast<size_t>(p)] + range(ring_lat_, a, rest);
+    const double spb = laps * ring_spb_[static_cast<size_t>(p)] + range(ring_spb_, a, rest);
+    return lat + spb * static_cast<double>(bytes);
+  }
   std::unique_ptr<Request> isend_train(int peer, size_t bytes, int tag) override {
     return isend(peer, nullptr, bytes, tag);
   }
@@ -331,6 +356,7 @@ class SimTransport final : public Transport {
   int split_seq_ = 0;
   std::unordered_map<uint32_t, Channel*> cache_;
   std::vector<const SimFabric::Route*> ring_in_;  // route into member x from x-1
+  std::vector<double> ring_lat_, ring_spb_;       // prefix sums for timing_ring_hops
 };
 
 }  // namespace

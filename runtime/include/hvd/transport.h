@@ -102,6 +102,17 @@ class Transport {
     (void)bytes;
     return 0;
   }
+  /// Sum of timing_hop(x-1, x, bytes) over the members x = first, first+1, ...,
+  /// first+count-1 (modulo size()): the ring hops into them. Backends may cache it.
+  virtual double timing_ring_hops(int first, int64_t count, size_t bytes) {
+    double sum = 0;
+    const int p = size();
+    for (int64_t i = 0; i < count; ++i) {
+      const int x = static_cast<int>((first + i) % p);
+      sum += timing_hop((x + p - 1) % p, x, bytes);
+    }
+    return sum;
+  }
   /// Sends `bytes` of phantom data to `peer` as one transfer (a train of messages).
   /// Only when timing_transfers() > 0.
   virtual std::unique_ptr<Request> isend_train(int peer, size_t bytes, int tag) {
