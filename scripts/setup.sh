@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config git
           libopenmpi-dev openmpi-bin libsimgrid-dev nlohmann-json3-dev libcli11-dev
+          libgoogle-perftools-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev clang)
 missing=()

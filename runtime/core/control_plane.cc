@@ -1,6 +1,7 @@
 #include "core/control_plane.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -53,7 +54,7 @@ Status ControlPlane::wait(Request& req, int peer, const char* what) {
 constexpr size_t kBlobHead = 1024;
 
 Status ControlPlane::send_blob(int peer, const std::vector<uint8_t>& data) {
-  std::vector<uint8_t> head(kBlobHead, 0);
+  std::array<uint8_t, kBlobHead> head{};
   const int64_t n = static_cast<int64_t>(data.size());
   const size_t inline_bytes = std::min(data.size(), kBlobHead - sizeof n);
   std::memcpy(head.data(), &n, sizeof n);
@@ -68,7 +69,7 @@ Status ControlPlane::send_blob(int peer, const std::vector<uint8_t>& data) {
 }
 
 Status ControlPlane::recv_blob(int peer, std::vector<uint8_t>* out) {
-  std::vector<uint8_t> head(kBlobHead);
+  std::array<uint8_t, kBlobHead> head;
   auto r1 = t_.irecv(peer, head.data(), head.size(), kTagControl);
   Status s = wait(*r1, peer, "negotiation");
   if (!s.ok()) return s;
