@@ -75,8 +75,12 @@ def main():
                 m["real"].append(s), m["real_ips"].append(i)
                 s, i = step_of(pred, np)
                 m["sim"].append(s), m["sim_ips"].append(i)
-            real = sweep_rows(sh([bench, "--collective", "allreduce", "-b", "8", "-e", "64M", "-f",
-                                  "8", "-np", str(np), "-n", str(a.iters), "-w", "10"]))
+            # One hvdbench run per size: its MPI baseline phase (every size) would otherwise run
+            # right before the small sizes, and a busy host answers late after heavy work.
+            real = {}
+            for size in [8 * 8**k for k in range(8)]:
+                real.update(sweep_rows(sh([bench, "--collective", "allreduce", "-b", str(size), "-e",
+                                           str(size), "-np", str(np), "-n", str(a.iters), "-w", "10"])))
             pred = sweep_rows(sh([sim, "scenarios/localhost.json", *sets, "--collective",
                                   "allreduce", "-b", "8", "-e", "64M", "-f", "8", "--np", str(np),
                                   "-n", str(a.iters), "-w", "10"]))
