@@ -109,6 +109,10 @@ TEST(Calibration, BadFilesGiveOneLineNamingFileAndPath) {
   EXPECT_NE(error_of(t, c.dump()).find("sub/calib.json: links.intra_node.bandwidth_Bps: -5 is not"),
             std::string::npos);
   c = calibration();
+  c["links"]["intra_node"]["bandwidth_factors"][1] = {"x", 2};
+  EXPECT_NE(error_of(t, c.dump()).find("sub/calib.json: links.intra_node.bandwidth_factors[1]: "),
+            std::string::npos);
+  c = calibration();
   c.erase("format");
   EXPECT_NE(error_of(t, c.dump()).find("format: not an hvdsim calibration file"),
             std::string::npos);
