@@ -38,14 +38,17 @@ double number(const json& obj, const std::string& file, const std::string& path,
 }
 
 // A [bytes, factor] table of the file, checked here so that errors name the file.
-const json& factors(const json& l, const std::string& file, const std::string& path, const char* key) {
+const json& factors(const json& l, const std::string& file, const std::string& path,
+                    const char* key) {
   const json& v = l[key];
   const std::string p = file + ": " + path + "." + key;
-  if (!v.is_array()) throw ScenarioError("calibration", p + ": " + show_json(v) + " is not an array");
+  if (!v.is_array())
+    throw ScenarioError("calibration", p + ": " + show_json(v) + " is not an array");
   for (size_t i = 0; i < v.size(); ++i) {
     const json& e = v[i];
     if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number() ||
-        !(e[0].get<double>() >= 1) || !(e[1].get<double>() >= 1e-3) || !(e[1].get<double>() <= 1e6) ||
+        !(e[0].get<double>() >= 1) || !(e[1].get<double>() >= 1e-3) ||
+        !(e[1].get<double>() <= 1e6) ||
         (i > 0 && !(e[0].get<double>() > v[i - 1][0].get<double>())))
       throw ScenarioError("calibration", p + "[" + std::to_string(i) + "]: " + show_json(e) +
                                              " is not a [bytes, factor] pair (bytes increasing)");
