@@ -7,10 +7,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
-
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "hvd/sim/collective_sweep.h"
