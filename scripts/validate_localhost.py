@@ -75,8 +75,12 @@ def main():
                 m["real"].append(s), m["real_ips"].append(i)
                 s, i = step_of(pred, np)
                 m["sim"].append(s), m["sim_ips"].append(i)
-            real = sweep_rows(sh([bench, "--collective", "allreduce", "-b", "8", "-e", "64M", "-f",
-                                  "8", "-np", str(np), "-n", str(a.iters), "-w", "10"]))
+            # One hvdbench run per size: its MPI baseline phase (every size) would otherwise run
+            # right before the small sizes, and a busy host answers late after heavy work.
+            real = {}
+            for size in [8 * 8**k for k in range(8)]:
+                real.update(sweep_rows(sh([bench, "--collective", "allreduce", "-b", str(size), "-e",
+                                           str(size), "-np", str(np), "-n", str(a.iters), "-w", "10"])))
             pred = sweep_rows(sh([sim, "scenarios/localhost.json", *sets, "--collective",
                                   "allreduce", "-b", "8", "-e", "64M", "-f", "8", "--np", str(np),
                                   "-n", str(a.iters), "-w", "10"]))
@@ -86,19 +90,25 @@ def main():
                 d["sim"].append(pred.get(b, float("nan")))
         print(f"round {rnd + 1}/{a.rounds} done", file=sys.stderr)
     med = statistics.median
+
+    def spread(real, sim):  # per-round errors (each prediction against its own measurement)
+        e = sorted(100 * (s - r) / r for r, s in zip(real, sim))
+        return f"{e[0]:+.0f} … {e[-1]:+.0f} %"
+
     print("| model | GPU (emulated) | np | measured step ms | predicted step ms | error | "
-          "measured images/s | predicted images/s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+          "per-round errors | measured images/s | predicted images/s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for (np, gpu), m in sorted(model.items()):
         r, s = med(m["real"]), med(m["sim"])
         print(f"| resnet50 | {gpu} | {np} | {r * 1e3:.1f} | {s * 1e3:.1f} | {100 * (s - r) / r:+.1f} % | "
-              f"{med(m['real_ips']):.1f} | {med(m['sim_ips']):.1f} |")
+              f"{spread(m['real'], m['sim'])} | {med(m['real_ips']):.1f} | {med(m['sim_ips']):.1f} |")
     print()
-    print("| allreduce float32 | np | measured us | predicted us | error |")
-    print("|---:|---:|---:|---:|---:|")
+    print("| allreduce float32 (bytes) | np | measured us | predicted us | error | per-round errors |")
+    print("|---:|---:|---:|---:|---:|---:|")
     for (np, b), d in sorted(sweep.items()):
         r, s = med(d["real"]), med(d["sim"])
-        print(f"| {b} | {np} | {r:.1f} | {s:.1f} | {100 * (s - r) / r:+.1f} % |")
+        print(f"| {b} | {np} | {r:.1f} | {s:.1f} | {100 * (s - r) / r:+.1f} % | "
+              f"{spread(d['real'], d['sim'])} |")
     print(f"\n(median of {a.rounds} rounds; raw files in {tmp})")
 
 

@@ -37,6 +37,25 @@ double number(const json& obj, const std::string& file, const std::string& path,
   return v.get<double>();
 }
 
+// A [bytes, factor] table of the file, checked here so that errors name the file.
+const json& factors(const json& l, const std::string& file, const std::string& path,
+                    const char* key) {
+  const json& v = l[key];
+  const std::string p = file + ": " + path + "." + key;
+  if (!v.is_array())
+    throw ScenarioError("calibration", p + ": " + show_json(v) + " is not an array");
+  for (size_t i = 0; i < v.size(); ++i) {
+    const json& e = v[i];
+    if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number() ||
+        !(e[0].get<double>() >= 1) || !(e[1].get<double>() >= 1e-3) ||
+        !(e[1].get<double>() <= 1e6) ||
+        (i > 0 && !(e[0].get<double>() > v[i - 1][0].get<double>())))
+      throw ScenarioError("calibration", p + "[" + std::to_string(i) + "]: " + show_json(e) +
+                                             " is not a [bytes, factor] pair (bytes increasing)");
+  }
+  return v;
+}
+
 // Sets doc at the dotted path unless something is already there (explicit values win).
 void fill(json& doc, const std::string& path, const json& value) {
   json* cur = &doc;
@@ -100,9 +119,11 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     fill(doc, "cluster.intra_node.bandwidth",
          fmt(number(l, shown, "links.intra_node", "bandwidth_Bps") / 1e9, "GBps"));
     if (l.contains("bandwidth_factors"))
-      fill(doc, "simulation.bandwidth_factors.intra_node", l["bandwidth_factors"]);
+      fill(doc, "simulation.bandwidth_factors.intra_node",
+           factors(l, shown, "links.intra_node", "bandwidth_factors"));
     if (l.contains("bandwidth_factors_cold"))
-      fill(doc, "simulation.bandwidth_factors.intra_node_cold", l["bandwidth_factors_cold"]);
+      fill(doc, "simulation.bandwidth_factors.intra_node_cold",
+           factors(l, shown, "links.intra_node", "bandwidth_factors_cold"));
   }
   if (links.contains("inter_node") && !links["inter_node"].is_null()) {
     const json& l = links["inter_node"];
@@ -112,9 +133,11 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     fill(doc, "cluster.network.bandwidth",
          fmt(number(l, shown, "links.inter_node", "bandwidth_Bps") / 1e9, "GBps"));
     if (l.contains("bandwidth_factors"))
-      fill(doc, "simulation.bandwidth_factors.inter_node", l["bandwidth_factors"]);
+      fill(doc, "simulation.bandwidth_factors.inter_node",
+           factors(l, shown, "links.inter_node", "bandwidth_factors"));
     if (l.contains("bandwidth_factors_cold"))
-      fill(doc, "simulation.bandwidth_factors.inter_node_cold", l["bandwidth_factors_cold"]);
+      fill(doc, "simulation.bandwidth_factors.inter_node_cold",
+           factors(l, shown, "links.inter_node", "bandwidth_factors_cold"));
     fill(doc, "cluster.network.efficiency", 1.0);
     fill(doc, "cluster.network.message_overhead", "0us");
   }

@@ -207,6 +207,10 @@ void read_cluster(const json& j, ScenarioPoint* o) {
   if (j.contains("device")) read_device(j["device"], "cluster.device", &o->device);
   c.platform_file = get_string(j, path, "platform_file", "");
   read_what_ifs(j, &c);
+  for (size_t i = 0; i < c.degraded_links.size(); ++i)
+    if (!c.platform_file.empty() || (c.network.topology == "torus" && c.degraded_links[i].gpu < 0))
+      throw ScenarioError("cluster.degraded_links[" + std::to_string(i) + "]",
+                          "not supported with a platform_file or on a torus's NIC links");
   if (c.network.topology == "torus" && c.platform_file.empty()) {
     unsigned long long prod = 1;
     bool ok = !c.network.torus_dims.empty();

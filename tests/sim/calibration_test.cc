@@ -2,10 +2,14 @@
 // where the docs say, explicit values win, bad files give one line naming file and path,
 // and the what-ifs (slow GPU, slow link, degraded NIC) cost what the arithmetic says.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "hvd/sim/collective_sweep.h"
@@ -107,6 +111,10 @@ TEST(Calibration, BadFilesGiveOneLineNamingFileAndPath) {
   c = calibration();
   c["links"]["intra_node"]["bandwidth_Bps"] = -5;
   EXPECT_NE(error_of(t, c.dump()).find("sub/calib.json: links.intra_node.bandwidth_Bps: -5 is not"),
+            std::string::npos);
+  c = calibration();
+  c["links"]["intra_node"]["bandwidth_factors"][1] = {"x", 2};
+  EXPECT_NE(error_of(t, c.dump()).find("sub/calib.json: links.intra_node.bandwidth_factors[1]: "),
             std::string::npos);
   c = calibration();
   c.erase("format");
@@ -225,6 +233,33 @@ TEST(WhatIf, BadEntriesNameThePath) {
                      "w.json", {}, &sc);
   EXPECT_NE(s.message().find("cluster.degraded_links[0].speed: unknown key"), std::string::npos)
       << s.message();
+}
+
+TEST(Calibration, ShippedScenariosLoadAndTheSchemaNamesTheNewKeys) {
+  for (const char* f : {"localhost.json", "whatif_straggler.json"}) {
+    Scenario sc;
+    Status s = load_scenario(std::string(HVD_SOURCE_DIR) + "/scenarios/" + f, {}, &sc);
+    EXPECT_TRUE(s.ok()) << f << ": " << s.message();
+  }
+  std::ifstream f(std::string(HVD_SOURCE_DIR) + "/scenarios/schema.json");
+  const std::string schema((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (const char* key : {"calibration", "what_if", "stragglers", "degraded_links", "scatter_gather",
+                          "wakeup_latency", "bandwidth_factors", "intra_node_cold", "cache"})
+    EXPECT_NE(schema.find(std::string("\"") + key + "\""), std::string::npos) << key;
+}
+
+TEST(Calibration, HvdsimExitsTwoWithOneLineOnABadFile) {
+  const std::string cmd = std::string(HVDSIM_EXE) + " " + HVD_SOURCE_DIR +
+                          "/scenarios/localhost.json --set calibration=missing.json 2>&1 >/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string err;
+  char buf[4096];
+  while (fgets(buf, sizeof buf, p)) err += buf;
+  const int st = pclose(p);
+  EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 2) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("localhost.json: calibration: \"missing.json\": cannot open"), std::string::npos)
+      << err;
 }
 
 }  // namespace
