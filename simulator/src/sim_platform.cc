@@ -8,35 +8,66 @@
 namespace hvd::sim {
 namespace {
 
+// SimGrid actors are cooperative: one runs until it makes a simcall, so a test-and-set
+// of a plain flag is atomic among them. The runtime's mutexes are almost never contended
+// in a simulation (a critical section makes no simcall), so an uncontended lock() or
+// unlock() costs no simcall at all -- each S4U mutex operation would be one, a context
+// switch to the engine, hundreds of thousands per simulated step at 512 ranks. A
+// contended lock() blocks on an S4U condition variable.
 class SimMutex final : public Mutex {
  public:
-  void lock() override { m_->lock(); }
-  void unlock() override { m_->unlock(); }
-  sg4::Mutex& native() { return *m_; }
+  void lock() override {
+    if (!locked_) {
+      locked_ = true;
+      return;
+    }
+    std::unique_lock<sg4::Mutex> lk(*inner_);
+    ++waiting_;
+    while (locked_) freed_->wait(lk);
+    --waiting_;
+    locked_ = true;
+  }
+  void unlock() override {
+    locked_ = false;
+    if (waiting_) {
+      std::unique_lock<sg4::Mutex> lk(*inner_);
+      freed_->notify_one();
+    }
+  }
 
  private:
-  sg4::MutexPtr m_ = sg4::Mutex::create();
+  bool locked_ = false;
+  int waiting_ = 0;  // actors blocked in lock() (guarded by inner_)
+  sg4::MutexPtr inner_ = sg4::Mutex::create();
+  sg4::ConditionVariablePtr freed_ = sg4::ConditionVariable::create();
 };
 
+// Waiting releases the (cooperative) runtime mutex only once the waiter holds mu_, and a
+// notifier takes mu_ before notifying, so no notification falls between the two; a
+// notifier with nobody waiting makes no simcall.
 class SimCondVar final : public CondVar {
  public:
   explicit SimCondVar(double wakeup) : wakeup_(wakeup) {}
-  void wait(Mutex& m) override {
-    std::unique_lock<sg4::Mutex> lk(static_cast<SimMutex&>(m).native(), std::adopt_lock);
-    cv_->wait(lk);
-    lk.release();
-    woken(m);
-  }
+  void wait(Mutex& m) override { wait_until(m, 1e300); }
   bool wait_until(Mutex& m, double deadline_s) override {
-    std::unique_lock<sg4::Mutex> lk(static_cast<SimMutex&>(m).native(), std::adopt_lock);
     bool ok = true;
-    if (deadline_s > 1e15) cv_->wait(lk);
-    else ok = cv_->wait_until(lk, deadline_s) == std::cv_status::no_timeout;
-    lk.release();
+    {
+      std::unique_lock<sg4::Mutex> lk(*mu_);
+      ++waiters_;
+      m.unlock();
+      if (deadline_s > 1e15) cv_->wait(lk);
+      else ok = cv_->wait_until(lk, deadline_s) == std::cv_status::no_timeout;
+      --waiters_;
+    }
+    m.lock();
     if (ok) woken(m);
     return ok;
   }
-  void notify_all() override { cv_->notify_all(); }
+  void notify_all() override {
+    if (!waiters_) return;
+    std::unique_lock<sg4::Mutex> lk(*mu_);
+    cv_->notify_all();
+  }
 
  private:
   // A notified thread runs again only after the OS wakes it (simulation.wakeup_latency):
@@ -48,6 +79,8 @@ class SimCondVar final : public CondVar {
     m.lock();
   }
   double wakeup_;
+  int waiters_ = 0;  // guarded by mu_
+  sg4::MutexPtr mu_ = sg4::Mutex::create();
   sg4::ConditionVariablePtr cv_ = sg4::ConditionVariable::create();
 };
 
