@@ -132,34 +132,67 @@ Status ControlPlane::bcast(std::vector<uint8_t>* data) {
   return Status::OK();
 }
 
+// Recursive doubling (ranks beyond the largest power of two first fold into a partner):
+// log2(p) exchange rounds instead of a binomial tree's 2 log2(p) one-way hops, which is
+// what a cache-hit negotiation costs. AND and OR are commutative and exact, so every
+// rank ends with the same bits.
 Status ControlPlane::allreduce_bits(std::vector<uint64_t>* and_bits,
                                     std::vector<uint64_t>* or_bits) {
-  const size_t na = and_bits->size();
-  std::vector<uint64_t> buf(na + or_bits->size());
-  for (int c : children()) {
-    auto r = t_.irecv(c, buf.data(), buf.size() * 8, kTagControl);
-    Status s = wait(*r, c, "response-cache bit exchange");
-    if (!s.ok()) return s;
-    for (size_t i = 0; i < na; ++i) (*and_bits)[i] &= buf[i];
-    for (size_t i = 0; i < or_bits->size(); ++i) (*or_bits)[i] |= buf[na + i];
+  const int p = t_.size(), r = t_.rank();
+  if (p == 1) return Status::OK();
+  const size_t na = and_bits->size(), nb = na + or_bits->size();
+  std::vector<uint64_t> mine(nb), theirs(nb);
+  std::copy(and_bits->begin(), and_bits->end(), mine.begin());
+  std::copy(or_bits->begin(), or_bits->end(), mine.begin() + static_cast<long>(na));
+  auto fold = [&] {
+    for (size_t i = 0; i < na; ++i) mine[i] &= theirs[i];
+    for (size_t i = na; i < nb; ++i) mine[i] |= theirs[i];
+  };
+  const char* what = "response-cache bit exchange";
+  auto send_to = [&](int peer) {
+    auto q = t_.isend(peer, mine.data(), nb * 8, kTagControl);
+    return wait(*q, peer, what);
+  };
+  auto recv_from = [&](int peer, std::vector<uint64_t>* into) {
+    auto q = t_.irecv(peer, into->data(), nb * 8, kTagControl);
+    return wait(*q, peer, what);
+  };
+  int pof2 = 1;
+  while (pof2 * 2 <= p) pof2 *= 2;
+  const int rem = p - pof2;
+  int newrank;
+  if (r < 2 * rem) {
+    if (r % 2 == 0) {  // hands its bits to r+1 and waits for the result
+      Status s = send_to(r + 1);
+      if (!s.ok()) return s;
+      newrank = -1;
+    } else {
+      Status s = recv_from(r - 1, &theirs);
+      if (!s.ok()) return s;
+      fold();
+      newrank = r / 2;
+    }
+  } else {
+    newrank = r - rem;
   }
-  std::copy(and_bits->begin(), and_bits->end(), buf.begin());
-  std::copy(or_bits->begin(), or_bits->end(), buf.begin() + static_cast<long>(na));
-  if (t_.rank() != 0) {
-    auto s1 = t_.isend(parent(), buf.data(), buf.size() * 8, kTagControl);
-    Status s = wait(*s1, parent(), "response-cache bit exchange");
-    if (!s.ok()) return s;
-    auto r = t_.irecv(parent(), buf.data(), buf.size() * 8, kTagControl);
-    s = wait(*r, parent(), "response-cache bit exchange");
+  if (newrank >= 0) {
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+      const int pn = newrank ^ mask;
+      const int peer = pn < rem ? pn * 2 + 1 : pn + rem;
+      auto rq = t_.irecv(peer, theirs.data(), nb * 8, kTagControl);
+      auto sq = t_.isend(peer, mine.data(), nb * 8, kTagControl);
+      Status s = wait(*rq, peer, what);
+      if (s.ok()) s = wait(*sq, peer, what);
+      if (!s.ok()) return s;
+      fold();
+    }
+  }
+  if (r < 2 * rem) {
+    Status s = r % 2 == 0 ? recv_from(r + 1, &mine) : send_to(r - 1);
     if (!s.ok()) return s;
   }
-  for (int c : children()) {
-    auto sr = t_.isend(c, buf.data(), buf.size() * 8, kTagControl);
-    Status s = wait(*sr, c, "response-cache bit exchange");
-    if (!s.ok()) return s;
-  }
-  std::copy(buf.begin(), buf.begin() + static_cast<long>(na), and_bits->begin());
-  std::copy(buf.begin() + static_cast<long>(na), buf.end(), or_bits->begin());
+  std::copy(mine.begin(), mine.begin() + static_cast<long>(na), and_bits->begin());
+  std::copy(mine.begin() + static_cast<long>(na), mine.end(), or_bits->begin());
   return Status::OK();
 }
 

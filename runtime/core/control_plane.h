@@ -22,7 +22,8 @@ class ControlPlane {
   Status gather(const std::vector<uint8_t>& mine, std::vector<std::vector<uint8_t>>* all);
   /// Sends rank 0's `data` to every rank.
   Status bcast(std::vector<uint8_t>* data);
-  /// Element-wise AND of `and_bits` and OR of `or_bits` over all ranks, result everywhere.
+  /// Element-wise AND of `and_bits` and OR of `or_bits` over all ranks, result everywhere
+  /// (recursive doubling: log2(p) exchange rounds).
   /// Both vectors must have the same lengths on every rank.
   Status allreduce_bits(std::vector<uint64_t>* and_bits, std::vector<uint64_t>* or_bits);
 
