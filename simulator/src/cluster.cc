@@ -59,4 +59,30 @@ double NetworkSpec::effective_overhead() const {
   return protocol_defaults(protocol, &e, &o) ? o : 0.0;
 }
 
+bool parse_dragonfly(const std::string& text, std::vector<unsigned>* out) {
+  out->clear();
+  std::string cur;
+  int groups = 0;  // ';'-separated groups seen
+  auto take = [&]() {
+    if (cur.empty() || cur.size() > 6 || cur.find_first_not_of("0123456789") != std::string::npos) return false;
+    const unsigned long v = std::stoul(cur);
+    if (v == 0) return false;
+    out->push_back(static_cast<unsigned>(v));
+    cur.clear();
+    return true;
+  };
+  for (char ch : text) {
+    if (ch == ',' || ch == ';') {
+      if (!take()) return false;
+      if (ch == ';') {
+        ++groups;
+        if (out->size() != static_cast<size_t>(2 * groups)) return false;
+      }
+    } else {
+      cur += ch;
+    }
+  }
+  return take() && groups == 3 && out->size() == 7;
+}
+
 }  // namespace hvd::sim

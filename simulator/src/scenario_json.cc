@@ -125,8 +125,9 @@ void read_intra(const json& j, const std::string& path, const std::string& gpu, 
 
 void read_network(const json& j, const std::string& path, NetworkSpec* o) {
   only_keys(j, path, {"topology", "bandwidth", "latency", "nic", "protocol", "efficiency",
-                      "message_overhead", "servers_per_switch", "oversubscription", "torus_dims"});
-  o->topology = get_string(j, path, "topology", o->topology, {"star", "fat_tree", "torus"});
+                      "message_overhead", "servers_per_switch", "oversubscription", "torus_dims",
+                      "dragonfly"});
+  o->topology = get_string(j, path, "topology", o->topology, {"star", "fat_tree", "torus", "dragonfly"});
   o->bandwidth = get_bandwidth(j, path, "bandwidth", o->bandwidth);
   o->latency = get_seconds(j, path, "latency", o->latency);
   o->nic = get_string(j, path, "nic", o->nic, {"per_server", "per_gpu"});
@@ -136,6 +137,7 @@ void read_network(const json& j, const std::string& path, NetworkSpec* o) {
   o->servers_per_switch = get_int(j, path, "servers_per_switch", o->servers_per_switch, 1, 1 << 16);
   o->oversubscription = get_number(j, path, "oversubscription", o->oversubscription, 1.0, 1024.0);
   o->torus_dims = get_string(j, path, "torus_dims", o->torus_dims);
+  o->dragonfly = get_string(j, path, "dragonfly", o->dragonfly);
 }
 
 void read_device(const json& j, const std::string& path, DeviceCostSpec* o) {
@@ -208,9 +210,23 @@ void read_cluster(const json& j, ScenarioPoint* o) {
   c.platform_file = get_string(j, path, "platform_file", "");
   read_what_ifs(j, &c);
   for (size_t i = 0; i < c.degraded_links.size(); ++i)
-    if (!c.platform_file.empty() || (c.network.topology == "torus" && c.degraded_links[i].gpu < 0))
+    if (!c.platform_file.empty() ||
+        ((c.network.topology == "torus" || c.network.topology == "dragonfly") && c.degraded_links[i].gpu < 0))
       throw ScenarioError("cluster.degraded_links[" + std::to_string(i) + "]",
-                          "not supported with a platform_file or on a torus's NIC links");
+                          "not supported with a platform_file or on a torus's or dragonfly's NIC links");
+  if (c.network.topology == "dragonfly" && c.platform_file.empty()) {
+    std::vector<unsigned> v;
+    if (parse_dragonfly(c.network.dragonfly, &v) && v[4] < 2)  // SimGrid 3.32 crashes routing those
+      throw ScenarioError("cluster.network.dragonfly",
+                          show_json(c.network.dragonfly) + " has 1 router per chassis; SimGrid's dragonfly needs at least 2");
+    if (!parse_dragonfly(c.network.dragonfly, &v) ||
+        static_cast<unsigned long long>(v[0]) * v[2] * v[4] * v[6] != static_cast<unsigned long long>(c.nodes))
+      throw ScenarioError("cluster.network.dragonfly",
+                          show_json(c.network.dragonfly) +
+                              " is not \"groups,links;chassis,links;routers,links;servers\" (e.g. \"4,2;4,1;2,1;2\") "
+                              "whose groups x chassis x routers x servers is cluster.nodes (" +
+                              std::to_string(c.nodes) + ")");
+  }
   if (c.network.topology == "torus" && c.platform_file.empty()) {
     unsigned long long prod = 1;
     bool ok = !c.network.torus_dims.empty();

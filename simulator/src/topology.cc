@@ -137,6 +137,26 @@ Status build_torus(const ClusterSpec& c, BuiltPlatform* out) {
   return Status::OK();
 }
 
+// SimGrid's dragonfly of servers: groups of chassis of routers, `servers` per router,
+// every link at the network's rate and half its latency per hop.
+Status build_dragonfly(const ClusterSpec& c, BuiltPlatform* out) {
+  std::vector<unsigned> v;
+  if (!parse_dragonfly(c.network.dragonfly, &v) || v[4] < 2 ||
+      static_cast<unsigned long long>(v[0]) * v[2] * v[4] * v[6] != static_cast<unsigned long long>(c.nodes))
+    return Status::InvalidArgument("cluster.network.dragonfly: \"" + c.network.dragonfly +
+                                   "\" does not describe cluster.nodes = " + std::to_string(c.nodes) + " servers");
+  const NetworkSpec& n = c.network;
+  auto netpoint = [&](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+    Server s = build_server(c, zone, static_cast<int>(id), out);
+    return std::make_pair(s.zone->get_netpoint(), s.gateway);
+  };
+  sg4::create_dragonfly_zone("dragonfly", nullptr, sg4::DragonflyParams({v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, v[6]),
+                             sg4::ClusterCallbacks(netpoint), n.bandwidth * n.effective_efficiency(),
+                             n.latency / 2 + n.effective_overhead() / 2, sg4::Link::SharingPolicy::SPLITDUPLEX)
+      ->seal();
+  return Status::OK();
+}
+
 // Every host of the XML file is a GPU (sorted by name); its netzone is its server.
 Status load_platform_file(const ClusterSpec& c, BuiltPlatform* out) {
   sg4::Engine* e = sg4::Engine::get_instance();
@@ -176,6 +196,7 @@ Status build_platform(const ClusterSpec& c, BuiltPlatform* out) {
   if (t == "star") return build_star(c, out);
   if (t == "fat_tree") return build_fat_tree(c, out);
   if (t == "torus") return build_torus(c, out);
+  if (t == "dragonfly") return build_dragonfly(c, out);
   return Status::InvalidArgument("cluster.network.topology: \"" + t +
                                  "\" is not a topology (star, fat_tree, torus)");
 }

@@ -26,6 +26,7 @@ struct Case {
   int trains = 0;          // simulation.train_transfers (pipelined only; 0: every message)
   bool roce25 = false;     // roce25's cluster (4 GPUs on PCIe per server, shared NIC, 15 us
                            // per message, P100 copy/reduce costs) instead of the bare star
+  std::string topology = "star";  // "torus" (4x4x2) or "dragonfly" (2,1;4,2;2,1;2): 32 servers
 };
 
 // Simulated time of one ring allreduce of `bytes` (uint8, phantom) on p ranks.
@@ -40,6 +41,11 @@ Status ring_time(const Case& c, std::string* out) {
   o.cluster.network.message_overhead = 0;
   o.gpu_cost = DeviceCostSpec{};  // free copies and reductions
   o.gpu_cost.copy_bandwidth = o.gpu_cost.reduce_bandwidth = 0;
+  if (c.topology != "star") {
+    o.cluster.network.topology = c.topology;
+    o.cluster.network.torus_dims = "4x4x2";
+    o.cluster.network.dragonfly = "2,1;4,2;2,1;2";
+  }
   if (c.roce25) {
     o.cluster.nodes = (c.p + 3) / 4;
     o.cluster.gpus_per_node = 4;
@@ -106,6 +112,32 @@ TEST(AlphaBeta, PipelinedRingTrainsMatchTheModelWithinOnePercent) {
     for (int64_t n : {int64_t{1} << 10, int64_t{1} << 20, int64_t{64} << 20})
       for (int trains : {8, 16}) cases.push_back({p, n, true, trains});
   check_cases(cases);
+}
+
+// A torus and a dragonfly of 32 one-GPU servers with the star's links: the ring goes
+// through more hops (and shares some links), so it is never faster than on the star, and
+// a latency-bound ring pays for the extra hops.
+TEST(AlphaBeta, TorusAndDragonflyRingsPayForTheirHops) {
+  std::vector<Case> cases;
+  for (const char* topo : {"star", "torus", "dragonfly"})
+    for (int64_t n : {int64_t{1} << 10, int64_t{64} << 20}) {
+      Case c{32, n};
+      c.topology = topo;
+      cases.push_back(c);
+    }
+  std::vector<IsolatedJob> jobs;
+  for (const Case& c : cases) jobs.push_back([c](std::string* r) { return ring_time(c, r); });
+  std::vector<std::string> results;
+  std::vector<Status> st = run_isolated_many(jobs, 2, &results);
+  for (size_t i = 0; i < cases.size(); ++i) ASSERT_TRUE(st[i].ok()) << st[i].to_string();
+  for (size_t i = 0; i < cases.size(); ++i)
+    std::printf("%-10s %10lld bytes %14.9f s\n", cases[i].topology.c_str(),
+                static_cast<long long>(cases[i].bytes), std::stod(results[i]));
+  const double star_small = std::stod(results[0]), star_big = std::stod(results[1]);
+  for (size_t i = 2; i < cases.size(); i += 2) {
+    EXPECT_GT(std::stod(results[i]), star_small * 1.2) << cases[i].topology;  // more hops
+    EXPECT_GE(std::stod(results[i + 1]), star_big * 0.999) << cases[i].topology;
+  }
 }
 
 // Reference for the next test: the ring on roce25's servers as a first-in-first-out model.

@@ -94,7 +94,7 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{{"cluster.network.bandwidth=0Gbps"}, "cluster.network.bandwidth: \"0Gbps\" is not a bandwidth > 0"},
         Bad{{"cluster.network.latency=5parsecs"}, "cluster.network.latency: \"5parsecs\" is not a duration"},
         Bad{{"cluster.network.bandwith=25Gbps"}, "cluster.network.bandwith: unknown key; expected one of topology, bandwidth"},
-        Bad{{"cluster.network.topology=ring"}, "cluster.network.topology: \"ring\" is not one of star, fat_tree, torus"},
+        Bad{{"cluster.network.topology=ring"}, "cluster.network.topology: \"ring\" is not one of star, fat_tree, torus, dragonfly"},
         Bad{{"cluster.gpu=K80"}, "cluster.gpu: \"K80\" is not a known GPU"},
         Bad{{"sweep.np=[1,16]"}, "sweep.np[1]: 16 does not fit the cluster (4 nodes x 2 GPUs = 8)"},
         Bad{{"sweep.np=[0]"}, "sweep.np[0]: 0 is not a positive integer"},
@@ -110,6 +110,9 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{{"cluster.network.efficiency=1.5"}, "cluster.network.efficiency: 1.5 is not a number in [0.01, 1]"},
         Bad{{"cluster.intra_node.type=nvlink", "cluster.gpu=P100-PCIe"}, "cluster.intra_node.type: \"nvlink\" but GPU"},
         Bad{{"cluster.network.topology=torus", "cluster.network.torus_dims=3x3"}, "cluster.network.torus_dims: \"3x3\" is not a list of dimensions"},
+        Bad{{"cluster.network.topology=dragonfly", "cluster.network.dragonfly=2,1;2,1;2"}, "cluster.network.dragonfly: \"2,1;2,1;2\" is not \"groups,links;chassis,links;routers,links;servers\""},
+        Bad{{"cluster.network.topology=dragonfly", "cluster.network.dragonfly=2,1;2,1;2,1;2"}, "whose groups x chassis x routers x servers is cluster.nodes (4)"},
+        Bad{{"cluster.network.topology=dragonfly", "cluster.network.dragonfly=2,1;2,1;1,1;1"}, "has 1 router per chassis; SimGrid's dragonfly needs at least 2"},
         Bad{{"simulation.network_model=LV09"}, "simulation.network_model: \"LV09\" is not one of CM02"},
         Bad{{"nokey"}, "--set nokey: expected path=value"},
         Bad{{"cluster.nodes.x=1"}, "cluster.nodes: 4 is not an object, so --set cannot set"}));
@@ -137,7 +140,7 @@ TEST(Scenario, SchemaNamesEveryKeyTheLoaderAccepts) {
   const std::string schema = ss.str();
   for (const char* key : {"nodes", "gpus_per_node", "gpu", "intra_node", "network", "device", "platform_file",
                           "topology", "bandwidth", "latency", "nic", "protocol", "efficiency", "message_overhead",
-                          "servers_per_switch", "oversubscription", "torus_dims", "copy_bandwidth",
+                          "servers_per_switch", "oversubscription", "torus_dims", "dragonfly", "copy_bandwidth",
                           "reduce_bandwidth", "host_staged", "pcie_bandwidth", "host_reduce_bandwidth", "models",
                           "batch_size", "steps", "warmup_steps", "optimizer_time", "network_model",
                           "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance"})

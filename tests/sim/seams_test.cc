@@ -178,6 +178,9 @@ TEST(SimTopology, StarFatTreeTorusNvlinkAndPlatformFile) {
   o.cluster.network.topology = "torus";
   o.cluster.network.torus_dims = "2x2";
   EXPECT_EQ(allreduce_on(o), "OK;4;1");
+  o.cluster.network.topology = "dragonfly";
+  o.cluster.network.dragonfly = "2,1;1,1;2,1;1";
+  EXPECT_EQ(allreduce_on(o), "OK;4;1");
   o.cluster.network.topology = "star";
   o.cluster.gpu = "H100";
   o.cluster.intra.type = "nvlink";

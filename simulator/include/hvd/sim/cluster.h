@@ -30,6 +30,10 @@ struct NetworkSpec {
   int servers_per_switch = 16;      ///< fat_tree: servers under one leaf switch
   double oversubscription = 1;      ///< fat_tree: leaf down-bandwidth / up-bandwidth
   std::string torus_dims;           ///< torus: "8x4x4" (product = nodes)
+  std::string dragonfly;            ///< dragonfly: "G,g;C,c;R,r;N" (SimGrid's topo_parameters:
+                                    ///< groups, chassis per group, routers per chassis, each
+                                    ///< with its link count, then servers per router;
+                                    ///< G*C*R*N = nodes)
 
   /// The efficiency in effect (explicit, or the protocol's default).
   double effective_efficiency() const;
@@ -100,6 +104,10 @@ struct SimModelSpec {
   /// this many bytes ago; buffers without an address (phantom gradients) are never.
   double cache_bytes = 0;
 };
+
+/// Parses a dragonfly description "G,g;C,c;R,r;N" into {G,g,C,c,R,r,N} (all positive);
+/// false if malformed.
+bool parse_dragonfly(const std::string& text, std::vector<unsigned>* out);
 
 /// Protocol defaults: {efficiency, per-message overhead} for "roce", "infiniband", "tcp";
 /// false if unknown.
