@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "calibrate_mode.h"
+#include "run_hvdbench.h"
 
 namespace hvd::bench {
 namespace {
@@ -35,26 +36,10 @@ TEST(CalibrateFit, DegenerateInputIsRefused) {
   EXPECT_FALSE(fit_alpha_beta({{8, 1e-3}, {1 << 20, 1e-4}}, &a, &b));  // faster when larger
 }
 
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
+using hvd::bench::testing::Outcome;
+using hvd::bench::testing::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-Outcome run(const std::string& args) {
-  const std::string base = ::testing::TempDir() + "hvd_calib_cli_" + std::to_string(getpid());
-  const std::string cmd = "env -u OMPI_COMM_WORLD_SIZE -u PMIX_SIZE -u PMI_SIZE " +
-                          std::string(HVDBENCH_PATH) + " " + args + " >" + base + ".out 2>" + base +
-                          ".err";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"), slurp(base + ".err")};
-}
+Outcome run(const std::string& args) { return hvd::bench::testing::run_hvdbench(args); }
 
 void expect_bad(const std::string& args, const std::string& needle) {
   Outcome o = run(args);

@@ -10,39 +10,14 @@
 #include <string>
 
 #include "gpu_world.h"
+#include "run_hvdbench.h"
 #include "options.h"
 
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-Outcome run_hvdbench(const std::string& args) {
-  // ctest runs these tests in parallel processes: one file pair per process and test.
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string dir = ::testing::TempDir() + "hvdbench_cli_" + std::to_string(getpid()) + "_" +
-                          (info ? info->name() : "x");
-  const std::string out = dir + ".out", err = dir + ".err";
-  // Not under mpirun, whatever the test runner's environment says.
-  const std::string cmd = "env -u OMPI_COMM_WORLD_SIZE -u PMIX_SIZE -u PMI_SIZE " +
-                          std::string(HVDBENCH_PATH) + " " + args + " >" + out + " 2>" + err;
-  Outcome o;
-  const int status = std::system(cmd.c_str());
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.out = slurp(out);
-  o.err = slurp(err);
-  return o;
-}
+using hvd::bench::testing::Outcome;
+using hvd::bench::testing::slurp;
+using hvd::bench::testing::run_hvdbench;
 
 int lines(const std::string& s) {
   int n = 0;

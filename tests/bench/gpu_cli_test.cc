@@ -14,37 +14,12 @@
 #include <vector>
 
 #include "gpu_world.h"
+#include "run_hvdbench.h"
 
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-Outcome run_hvdbench(const std::string& args) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string base = ::testing::TempDir() + "hvdbench_gpu_" + std::to_string(getpid()) + "_" +
-                           (info ? info->name() : "x");
-  // Not under an outer mpirun; -np 2 self-launches mpirun, which may run as root in CI.
-  const std::string cmd =
-      "env -u OMPI_COMM_WORLD_SIZE -u PMIX_SIZE -u PMI_SIZE "
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
-      std::string(HVDBENCH_PATH) + " " + args + " >" + base + ".out 2>" + base + ".err";
-  Outcome o;
-  const int status = std::system(cmd.c_str());
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.out = slurp(base + ".out");
-  o.err = slurp(base + ".err");
-  return o;
-}
+using hvd::bench::testing::Outcome;
+using hvd::bench::testing::run_hvdbench;
 
 // One data line of `hvdbench --collective allreduce --device gpu`.
 struct Row {
