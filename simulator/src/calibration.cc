@@ -111,6 +111,13 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     throw ScenarioError("calibration", shown + ": links: missing; expected an object");
   const json& links = c["links"];
   double intra_alpha = 0;
+  // A link class's size-dependent factors (hot and cold), when measured.
+  auto link_factors = [&](const json& l, const std::string& cls) {
+    for (const auto& [key, suffix] : {std::pair<const char*, const char*>{"bandwidth_factors", ""},
+                                      {"bandwidth_factors_cold", "_cold"}})
+      if (l.contains(key))
+        fill(doc, "simulation.bandwidth_factors." + cls + suffix, factors(l, shown, "links." + cls, key));
+  };
   if (links.contains("intra_node") && !links["intra_node"].is_null()) {
     const json& l = links["intra_node"];
     intra_alpha = number(l, shown, "links.intra_node", "latency_s", true);
@@ -118,12 +125,7 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     fill(doc, "cluster.intra_node.latency", fmt(intra_alpha / 2 * 1e6, "us"));
     fill(doc, "cluster.intra_node.bandwidth",
          fmt(number(l, shown, "links.intra_node", "bandwidth_Bps") / 1e9, "GBps"));
-    if (l.contains("bandwidth_factors"))
-      fill(doc, "simulation.bandwidth_factors.intra_node",
-           factors(l, shown, "links.intra_node", "bandwidth_factors"));
-    if (l.contains("bandwidth_factors_cold"))
-      fill(doc, "simulation.bandwidth_factors.intra_node_cold",
-           factors(l, shown, "links.intra_node", "bandwidth_factors_cold"));
+    link_factors(l, "intra_node");
   }
   if (links.contains("inter_node") && !links["inter_node"].is_null()) {
     const json& l = links["inter_node"];
@@ -132,12 +134,7 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     fill(doc, "cluster.network.latency", fmt(std::max(0.0, alpha - intra_alpha) * 1e6, "us"));
     fill(doc, "cluster.network.bandwidth",
          fmt(number(l, shown, "links.inter_node", "bandwidth_Bps") / 1e9, "GBps"));
-    if (l.contains("bandwidth_factors"))
-      fill(doc, "simulation.bandwidth_factors.inter_node",
-           factors(l, shown, "links.inter_node", "bandwidth_factors"));
-    if (l.contains("bandwidth_factors_cold"))
-      fill(doc, "simulation.bandwidth_factors.inter_node_cold",
-           factors(l, shown, "links.inter_node", "bandwidth_factors_cold"));
+    link_factors(l, "inter_node");
     fill(doc, "cluster.network.efficiency", 1.0);
     fill(doc, "cluster.network.message_overhead", "0us");
   }

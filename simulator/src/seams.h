@@ -57,7 +57,6 @@ struct DataMatch {
   size_t bytes = 0;           ///< this side's size
   bool matched = false;       ///< partner found and bytes copied
   bool mismatch = false;      ///< sizes differed
-  double matched_at = 0;      ///< simulated time the second side was posted (flow start)
 };
 
 /// Messages (group, src, dst, tag): their SimGrid mailbox and the unmatched sides.

@@ -110,7 +110,6 @@ void SimFabric::post(Channel* c, bool is_send, DataMatch* m) {
   const size_t n = std::min(s.bytes, r.bytes);
   if (n && !is_phantom(s.src) && !is_phantom(r.dst)) std::memcpy(r.dst, s.src, n);
   s.matched = r.matched = true;
-  s.matched_at = r.matched_at = sg4::Engine::get_clock();
   s.mismatch = r.mismatch = s.bytes != r.bytes;
 }
 
@@ -248,16 +247,8 @@ class SimTransport final : public Transport {
   }
   int64_t timing_transfers() const override { return f_->timing_transfers; }
   double timing_hop(int from, int to, size_t bytes) override {
-    const SimFabric::Route* r;
-    if (from == (to + size() - 1) % size()) {  // ring neighbours: a dense cache
-      if (ring_in_.empty()) ring_in_.resize(static_cast<size_t>(size()), nullptr);
-      auto& slot = ring_in_[static_cast<size_t>(to)];
-      if (!slot) slot = &f_->route(members_[static_cast<size_t>(from)], members_[static_cast<size_t>(to)]);
-      r = slot;
-    } else {
-      r = &f_->route(members_[static_cast<size_t>(from)], members_[static_cast<size_t>(to)]);
-    }
-    return r->latency + static_cast<double>(bytes) / r->bandwidth;
+    const SimFabric::Route& r = f_->route(members_[static_cast<size_t>(from)], members_[static_cast<size_t>(to)]);
+    return r.latency + static_cast<double>(bytes) / r.bandwidth;
   }
   // Prefix sums over the ring (latency and seconds per byte of the hop into each member),
   // built once per group: a train's path costs O(1).
@@ -267,10 +258,10 @@ class SimTransport final : public Transport {
       ring_lat_.assign(static_cast<size_t>(p) + 1, 0);
       ring_spb_.assign(static_cast<size_t>(p) + 1, 0);
       for (int x = 0; x < p; ++x) {
-        const double lat = timing_hop((x + p - 1) % p, x, 0);
-        ring_lat_[static_cast<size_t>(x) + 1] = ring_lat_[static_cast<size_t>(x)] + lat;
-        ring_spb_[static_cast<size_t>(x) + 1] =
-            ring_spb_[static_cast<size_t>(x)] + (timing_hop((x + p - 1) % p, x, size_t{1} << 30) - lat) / double(1 << 30);
+        const SimFabric::Route& r =
+            f_->route(members_[static_cast<size_t>((x + p - 1) % p)], members_[static_cast<size_t>(x)]);
+        ring_lat_[static_cast<size_t>(x) + 1] = ring_lat_[static_cast<size_t>(x)] + r.latency;
+        ring_spb_[static_cast<size_t>(x) + 1] = ring_spb_[static_cast<size_t>(x)] + 1 / r.bandwidth;
       }
     }
     auto range = [&](const std::vector<double>& pre, int a, int64_t n) {  // [a, a+n), n <= p
@@ -355,7 +346,6 @@ class SimTransport final : public Transport {
   DeviceClock* clock_;
   int split_seq_ = 0;
   std::unordered_map<uint32_t, Channel*> cache_;
-  std::vector<const SimFabric::Route*> ring_in_;  // route into member x from x-1
   std::vector<double> ring_lat_, ring_spb_;       // prefix sums for timing_ring_hops
 };
 
