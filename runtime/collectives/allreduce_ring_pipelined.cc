@@ -166,11 +166,9 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
       const auto [a, b] = msg_elems(cur.unit, true);
       if (s < p - 1 && b > a) c.dev.reduce(offset(buf, static_cast<size_t>(a) * es), cur.into, b - a, dt, op);
     } else {
-      int64_t elems = 0;
-      for (int64_t i = cur.unit * m; i < last && i < static_cast<int64_t>(p - 1) * ring.slices; ++i) {
-        const auto [a, b] = msg_elems(i, true);
-        elems += b - a;
-      }
+      // The train's reduce-scatter steps first..rs_end-1 brought chunks r-first-1 downwards.
+      const int64_t first = cur.unit * m, rs_end = std::min<int64_t>(last, p - 1);
+      const int64_t elems = rs_end > first ? chunk_run(ring.r - first - 1, rs_end - first) : 0;
       if (elems) c.dev.reduce(buf, nullptr, elems, dt, op);  // timing only: no bytes
     }
     if (next_recv < units) post_recv();  // its slot is free again

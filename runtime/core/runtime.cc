@@ -292,14 +292,14 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
                : "process set " + std::to_string(req.process_set) + " does not exist"));
   }
   ProcessSet& ps = *it->second;
-  if (ps.table.count(req.name))
+  auto [slot, fresh] = ps.table.try_emplace(req.name);
+  if (!fresh)
     return finished_handle(Status::InvalidArgument(
         "a tensor named '" + req.name + "' is already pending on this rank; names must be unique "
         "until the operation completes"));
   auto h = std::make_shared<HandleImpl>(signal_);
   ps.incoming.push_back(to_message(req, ps.t->rank()));
-  const std::string name = req.name;
-  ps.table.emplace(name, TensorEntry{std::move(req), h, opts_.platform->now()});
+  slot->second = TensorEntry{std::move(req), h, opts_.platform->now()};
   lk.unlock();
   if (event_driven_.load(std::memory_order_relaxed)) wake_cv_->notify_all();
   return h;
@@ -322,53 +322,54 @@ Status RuntimeImpl::add_process_set(const std::vector<int>& ranks, int* id) {
 namespace hvd {
 
 Status RuntimeImpl::validate(const OpRequest& q) const {
-  const std::string what = std::string(optype_name(q.op)) + " '" + q.name + "': ";
+  // The prefix of every message, built only when there is an error to report.
+  auto what = [&q] { return std::string(optype_name(q.op)) + " '" + q.name + "': "; };
   if (q.name.empty()) return Status::InvalidArgument(std::string(optype_name(q.op)) + ": tensor name is empty");
   for (int64_t d : q.input.shape)
-    if (d < 0) return Status::InvalidArgument(what + "negative dimension in shape " + shape_string(q.input.shape));
+    if (d < 0) return Status::InvalidArgument(what() + "negative dimension in shape " + shape_string(q.input.shape));
   Device* dev = q.input.device == DeviceKind::kGPU ? opts_.gpu : opts_.cpu;
-  if (!dev) return Status::InvalidArgument(what + "tensor is on the GPU but this runtime has no GPU device");
+  if (!dev) return Status::InvalidArgument(what() + "tensor is on the GPU but this runtime has no GPU device");
   const bool needs_data = q.op != OpType::kBarrier && q.op != OpType::kJoin && q.op != OpType::kAddProcessSet;
   if (needs_data && !q.input.data && q.input.count() > 0 && !dev->allows_phantom())
-    return Status::InvalidArgument(what + "input tensor has no storage");
+    return Status::InvalidArgument(what() + "input tensor has no storage");
   if (!std::isfinite(q.prescale) || !std::isfinite(q.postscale))
-    return Status::InvalidArgument(what + "scale factors must be finite");
+    return Status::InvalidArgument(what() + "scale factors must be finite");
   const int size = q.process_set < static_cast<int>(set_ranks_.size()) && q.process_set >= 0
                        ? static_cast<int>(set_ranks_[static_cast<size_t>(q.process_set)].size())
                        : world().size();
   switch (q.op) {
     case OpType::kAllreduce:
       if (q.output.shape != q.input.shape || q.output.dtype != q.input.dtype || q.output.device != q.input.device)
-        return Status::InvalidArgument(what + "output must have the input's shape " + shape_string(q.input.shape) +
+        return Status::InvalidArgument(what() + "output must have the input's shape " + shape_string(q.input.shape) +
                                        ", dtype and device (got " + shape_string(q.output.shape) + ")");
       if (!q.output.data && q.output.count() > 0 && !dev->allows_phantom())
-        return Status::InvalidArgument(what + "output tensor has no storage");
+        return Status::InvalidArgument(what() + "output tensor has no storage");
       break;
     case OpType::kBroadcast:
       if (q.root < 0 || q.root >= size)
-        return Status::InvalidArgument(what + "root rank " + std::to_string(q.root) + " is outside [0, " + std::to_string(size) + ")");
+        return Status::InvalidArgument(what() + "root rank " + std::to_string(q.root) + " is outside [0, " + std::to_string(size) + ")");
       break;
     case OpType::kAllgather:
     case OpType::kReducescatter:
-      if (q.input.shape.empty()) return Status::InvalidArgument(what + "needs a tensor with at least one dimension");
+      if (q.input.shape.empty()) return Status::InvalidArgument(what() + "needs a tensor with at least one dimension");
       break;
     case OpType::kAlltoall: {
-      if (q.input.shape.empty()) return Status::InvalidArgument(what + "needs a tensor with at least one dimension");
+      if (q.input.shape.empty()) return Status::InvalidArgument(what() + "needs a tensor with at least one dimension");
       if (q.splits.empty()) {
         if (q.input.shape[0] % size != 0)
-          return Status::InvalidArgument(what + "first dimension " + std::to_string(q.input.shape[0]) +
+          return Status::InvalidArgument(what() + "first dimension " + std::to_string(q.input.shape[0]) +
                                          " does not divide evenly among " + std::to_string(size) + " ranks; give splits");
         break;
       }
       if (static_cast<int>(q.splits.size()) != size)
-        return Status::InvalidArgument(what + "splits has " + std::to_string(q.splits.size()) + " entries, expected " + std::to_string(size));
+        return Status::InvalidArgument(what() + "splits has " + std::to_string(q.splits.size()) + " entries, expected " + std::to_string(size));
       int64_t sum = 0;
       for (int64_t v : q.splits) {
-        if (v < 0) return Status::InvalidArgument(what + "negative split");
+        if (v < 0) return Status::InvalidArgument(what() + "negative split");
         sum += v;
       }
       if (sum != q.input.shape[0])
-        return Status::InvalidArgument(what + "splits add up to " + std::to_string(sum) + ", but the first dimension is " + std::to_string(q.input.shape[0]));
+        return Status::InvalidArgument(what() + "splits add up to " + std::to_string(sum) + ", but the first dimension is " + std::to_string(q.input.shape[0]));
       break;
     }
     case OpType::kAddProcessSet: {

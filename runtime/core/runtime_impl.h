@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "collectives/collective.h"
@@ -34,7 +35,7 @@ struct ProcessSet {
   Transport* t = nullptr;                       ///< the set's group
   std::unique_ptr<Transport> local, cross;      ///< node / cross-node groups (hierarchical)
   std::unique_ptr<Controller> controller;       ///< negotiation state
-  std::map<std::string, TensorEntry> table;     ///< pending tensors (guarded by queue mutex)
+  std::unordered_map<std::string, TensorEntry> table;  ///< pending tensors (guarded by queue mutex)
   std::vector<TensorRequest> incoming;                ///< not yet announced (guarded by queue mutex)
   DeviceBuffer fusion[2];                       ///< fusion buffer per DeviceKind
   DeviceBuffer scratch[2];                      ///< receive staging per DeviceKind
