@@ -80,6 +80,7 @@ double now_s() {
 const std::vector<int64_t> kSizes = {8,       64,      512,     4 << 10, 32 << 10, 256 << 10,
                                      1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 64 << 20};
 constexpr size_t kDeviceBytes = size_t{64} << 20;
+constexpr size_t kHotDeviceBytes = size_t{1} << 20;  // per operand: in cache with both ranks' copies
 constexpr size_t kColdBytes = size_t{128} << 20;  // per buffer: 4x a typical last-level cache
 
 // This rank's share of the last-level cache (sysfs; 32 MiB if unknown).
@@ -272,7 +273,7 @@ json measure_links(Transport& t, const World& w, bool same_node, const Options& 
 }
 
 template <typename Fn>
-double best_rate(const World& w, Fn once, int reps) {
+double best_rate(const World& w, Fn once, int reps, size_t bytes = kDeviceBytes) {
   once();  // first touch
   w.barrier();
   // Every rank at once: sustained throughput with the cores shared as in training.
@@ -282,53 +283,77 @@ double best_rate(const World& w, Fn once, int reps) {
     once();
     times.push_back(now_s() - t0);
   }
-  return w.mean_of_valid(static_cast<double>(kDeviceBytes) / median_of_means(times));
+  return w.mean_of_valid(static_cast<double>(bytes) / median_of_means(times));
 }
 
+// Copy and reduce throughput of a buffer far larger than the caches (memory-bound: what a
+// big fused allreduce sees) and of one that stays in them (`hot`: a small allreduce's data,
+// just written by the framework or the transport, is re-read from cache, 2-4x faster here).
 json measure_device(const World& w, const Options& o) {
   auto cpu = make_cpu_device();
   std::vector<float> a(kDeviceBytes / sizeof(float), 1.0f), b(a.size(), 2.0f);
-  const int reps = std::max(5, o.iters / 2);
-  const double copy = best_rate(
-      w, [&] { cpu->copy(a.data(), b.data(), kDeviceBytes); }, reps);
-  const double reduce = best_rate(
-      w,
-      [&] {
-        cpu->reduce(a.data(), b.data(), static_cast<int64_t>(a.size()), DataType::kFloat32,
-                    ReduceOp::kSum);
-      },
-      reps);
+  auto rates = [&](size_t bytes, int reps, double* copy, double* reduce) {
+    *copy = best_rate(
+        w, [&] { cpu->copy(a.data(), b.data(), bytes); }, reps, bytes);
+    *reduce = best_rate(
+        w,
+        [&] {
+          cpu->reduce(a.data(), b.data(), static_cast<int64_t>(bytes / sizeof(float)), DataType::kFloat32,
+                      ReduceOp::kSum);
+        },
+        reps, bytes);
+  };
+  double copy = 0, reduce = 0, copy_hot = 0, reduce_hot = 0;
+  rates(kDeviceBytes, std::max(5, o.iters / 2), &copy, &reduce);
+  rates(kHotDeviceBytes, std::max(100, o.iters * 5), &copy_hot, &reduce_hot);
   return {{"buffer_bytes", kDeviceBytes},
           {"copy_bandwidth_Bps", copy},
           {"reduce_bandwidth_Bps", reduce},
+          {"hot_buffer_bytes", kHotDeviceBytes},
+          {"copy_bandwidth_hot_Bps", copy_hot},
+          {"reduce_bandwidth_hot_Bps", reduce_hot},
           {"reduce_dtype", "float32"},
           {"concurrent_ranks", w.size}};
 }
 
+// The runtime's cost for a one-element allreduce. On an oversubscribed host the figure is
+// bimodal (here 12-15 us or 45-50 us at np 2, depending on where the OS first put the
+// runtime's threads, and stable while they run): measured with three fresh runtimes, the
+// lowest is the mode that hvdbench's runs see nearly always.
 Status measure_runtime(const World& w, const Options& o, json* out) {
   Config cfg;
   if (!knobs_from_env(&cfg)) return Status::InvalidArgument("bad runtime knobs");
   cfg.cycle_time_ms = 0;  // event-driven: no cycle wait in the figure
   cfg.timeline.clear();
-  std::unique_ptr<RankRuntime> rr;
-  Status s = RankRuntime::start(w.mpi ? WorldKind::kMpi : WorldKind::kLocalSingle, cfg, 0, &rr);
-  if (!s.ok()) return s;
-  float x = 1.0f, y = 0.0f;
-  const int iters = std::max(50, o.iters * 10);
-  std::vector<double> times;
-  for (int i = 0; i < o.warmup_iters + 5 + iters && s.ok(); ++i) {
-    const double t0 = now_s();
-    s = rr->runtime().allreduce("hvdbench.calibrate.tiny", Tensor{&x, DataType::kFloat32, {1}},
-                                Tensor{&y, DataType::kFloat32, {1}});
-    if (i >= o.warmup_iters + 5) times.push_back(now_s() - t0);
+  double tiny = 0, per_cycle = 0;
+  std::vector<double> attempts;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::unique_ptr<RankRuntime> rr;
+    Status s = RankRuntime::start(w.mpi ? WorldKind::kMpi : WorldKind::kLocalSingle, cfg, 0, &rr);
+    if (!s.ok()) return s;
+    float x = 1.0f, y = 0.0f;
+    const int iters = std::max(50, o.iters * 10);
+    std::vector<double> times;
+    for (int i = 0; i < o.warmup_iters + 5 + iters && s.ok(); ++i) {
+      const double t0 = now_s();
+      s = rr->runtime().allreduce("hvdbench.calibrate.tiny", Tensor{&x, DataType::kFloat32, {1}},
+                                  Tensor{&y, DataType::kFloat32, {1}});
+      if (i >= o.warmup_iters + 5) times.push_back(now_s() - t0);
+    }
+    const double t = w.max_of(median_of_means(times));
+    const RuntimeStats st = rr->runtime().stats();
+    Status d = rr->shutdown();
+    if (!s.ok()) return s;
+    if (!d.ok()) return d;
+    attempts.push_back(t);
+    if (attempt == 0 || t < tiny) {
+      tiny = t;
+      per_cycle = st.cycles ? st.negotiation_s / st.cycles : 0.0;
+    }
   }
-  const double tiny = w.max_of(median_of_means(times));
-  const RuntimeStats st = rr->runtime().stats();
-  Status d = rr->shutdown();
-  if (!s.ok()) return s;
-  if (!d.ok()) return d;
   *out = {{"tiny_allreduce_s", tiny},
-          {"negotiation_per_cycle_s", st.cycles ? st.negotiation_s / st.cycles : 0.0},
+          {"tiny_allreduce_attempts_s", attempts},
+          {"negotiation_per_cycle_s", per_cycle},
           {"cycle_time_ms", 0}};
   return Status::OK();
 }

@@ -147,6 +147,11 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
          fmt(number(d, shown, "device", "copy_bandwidth_Bps") / 1e9, "GBps"));
     fill(doc, "cluster.device.reduce_bandwidth",
          fmt(number(d, shown, "device", "reduce_bandwidth_Bps") / 1e9, "GBps"));
+    // In-cache rates (calibrations from before they were measured have none).
+    for (const std::string k : {"copy_bandwidth", "reduce_bandwidth"})
+      if (d.contains(k + "_hot_Bps"))
+        fill(doc, "cluster.device." + k + "_hot",
+             fmt(number(d, shown, "device", (k + "_hot_Bps").c_str()) / 1e9, "GBps"));
   }
   if (c.contains("runtime") && !c["runtime"].is_null()) {
     // The per-call overhead is two thread hand-offs: the caller wakes the background loop,

@@ -142,11 +142,13 @@ void read_network(const json& j, const std::string& path, NetworkSpec* o) {
 
 void read_device(const json& j, const std::string& path, DeviceCostSpec* o) {
   only_keys(j, path,
-            {"copy_bandwidth", "reduce_bandwidth", "host_staged", "pcie_bandwidth",
-             "host_reduce_bandwidth", "scatter_gather"});
+            {"copy_bandwidth", "reduce_bandwidth", "copy_bandwidth_hot", "reduce_bandwidth_hot",
+             "host_staged", "pcie_bandwidth", "host_reduce_bandwidth", "scatter_gather"});
   o->scatter_gather = get_bool(j, path, "scatter_gather", o->scatter_gather);
   o->copy_bandwidth = get_bandwidth(j, path, "copy_bandwidth", o->copy_bandwidth, true);
   o->reduce_bandwidth = get_bandwidth(j, path, "reduce_bandwidth", o->reduce_bandwidth, true);
+  o->copy_bandwidth_hot = get_bandwidth(j, path, "copy_bandwidth_hot", o->copy_bandwidth_hot, true);
+  o->reduce_bandwidth_hot = get_bandwidth(j, path, "reduce_bandwidth_hot", o->reduce_bandwidth_hot, true);
   o->host_staged = get_bool(j, path, "host_staged", o->host_staged);
   o->pcie_bandwidth = get_bandwidth(j, path, "pcie_bandwidth", o->pcie_bandwidth);
   o->host_reduce_bandwidth = get_bandwidth(j, path, "host_reduce_bandwidth", o->host_reduce_bandwidth);

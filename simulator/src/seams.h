@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -139,9 +140,15 @@ std::unique_ptr<Transport> make_sim_transport(std::shared_ptr<SimFabric> fabric,
 /// True for null and for addresses a phantom simulated device handed out.
 bool is_phantom(const void* p);
 
+/// Records that the rank touches `pieces`; returns the fraction of their bytes that was in
+/// its cache (SimFabric::touch of the rank).
+using CacheTouch = std::function<double(const std::vector<IoPiece>&)>;
+
 /// A simulated device: phantom (no storage) unless `with_data`; every memory operation
-/// costs bytes / bandwidth of simulated time on the calling actor.
+/// costs bytes / bandwidth of simulated time on the calling actor (blended with the
+/// in-cache rate by `touch`'s answer when the cost spec has one).
 std::unique_ptr<Device> make_sim_device(DeviceKind kind, const DeviceCostSpec& cost,
-                                        bool with_data, DeviceClock* clock);
+                                        bool with_data, DeviceClock* clock,
+                                        CacheTouch touch = nullptr);
 
 }  // namespace hvd::sim

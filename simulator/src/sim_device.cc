@@ -29,8 +29,9 @@ uintptr_t phantom_base() {
 
 class SimDevice final : public Device {
  public:
-  SimDevice(DeviceKind kind, const DeviceCostSpec& cost, bool with_data, DeviceClock* clock)
-      : kind_(kind), cost_(cost), with_data_(with_data), clock_(clock) {}
+  SimDevice(DeviceKind kind, const DeviceCostSpec& cost, bool with_data, DeviceClock* clock,
+            CacheTouch touch)
+      : kind_(kind), cost_(cost), with_data_(with_data), clock_(clock), touch_(std::move(touch)) {}
   DeviceKind kind() const override { return kind_; }
   void* allocate(size_t bytes) override {
     if (with_data_) {
@@ -50,17 +51,22 @@ class SimDevice final : public Device {
   }
   void copy(void* dst, const void* src, size_t bytes) override {
     if (!bytes || dst == src) return;  // in place: nothing moves
-    charge(static_cast<double>(bytes), copy_rate());
+    charge(static_cast<double>(bytes), copy_rate(), cost_.copy_bandwidth_hot,
+           {{const_cast<void*>(src), bytes}, {dst, bytes}});
     if (with_data_ && dst && src) std::memcpy(dst, src, bytes);
   }
   void reduce(void* dst, const void* src, int64_t count, DataType dt, ReduceOp op) override {
-    charge(static_cast<double>(count) * static_cast<double>(dtype_size(dt)), reduce_rate());
+    const size_t n = static_cast<size_t>(count) * dtype_size(dt);
+    charge(static_cast<double>(n), reduce_rate(), cost_.reduce_bandwidth_hot,
+           {{const_cast<void*>(src), n}, {dst, n}});
     if (with_data_ && dst && src) reduce_host(dst, src, count, dt, op);
   }
   void reduce_into(void* dst, const void* a, const void* b, int64_t count, DataType dt,
                    ReduceOp op) override {
     // Reads two operands and writes one, like reduce().
-    charge(static_cast<double>(count) * static_cast<double>(dtype_size(dt)), reduce_rate());
+    const size_t n = static_cast<size_t>(count) * dtype_size(dt);
+    charge(static_cast<double>(n), reduce_rate(), cost_.reduce_bandwidth_hot,
+           {{const_cast<void*>(a), n}, {const_cast<void*>(b), n}, {dst, n}});
     if (!with_data_ || !dst || !a || !b) return;
     if (dst != a) std::memcpy(dst, a, static_cast<size_t>(count) * dtype_size(dt));
     reduce_host(dst, b, count, dt, op);
@@ -88,11 +94,20 @@ class SimDevice final : public Device {
   void charge(double bytes, double rate) {
     if (rate > 0 && bytes > 0) clock_->charge(bytes / rate);
   }
+  // An operation on `pieces` (recorded in the rank's cache model): with an in-cache rate,
+  // its time blends the two rates by the fraction of the bytes found in cache. Host-staged
+  // GPU data crosses PCIe: no cache.
+  void charge(double bytes, double rate, double hot_rate, std::initializer_list<IoPiece> pieces) {
+    const double hot = touch_ ? touch_(pieces) : 1.0;
+    if (hot_rate <= 0 || (cost_.host_staged && kind_ == DeviceKind::kGPU)) return charge(bytes, rate);
+    if (rate > 0 && bytes > 0) clock_->charge(bytes * (hot / hot_rate + (1 - hot) / rate));
+  }
 
   DeviceKind kind_;
   DeviceCostSpec cost_;
   bool with_data_;
   DeviceClock* clock_;
+  CacheTouch touch_;
   size_t next_fake_ = 0;
 };
 
@@ -104,8 +119,8 @@ bool is_phantom(const void* p) {
 }
 
 std::unique_ptr<Device> make_sim_device(DeviceKind kind, const DeviceCostSpec& cost,
-                                        bool with_data, DeviceClock* clock) {
-  return std::make_unique<SimDevice>(kind, cost, with_data, clock);
+                                        bool with_data, DeviceClock* clock, CacheTouch touch) {
+  return std::make_unique<SimDevice>(kind, cost, with_data, clock, std::move(touch));
 }
 
 }  // namespace hvd::sim

@@ -89,8 +89,11 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
       DeviceClock clock(o.model.device_tolerance);
       auto platform = make_sim_platform(&clock, o.model.wakeup_latency);
       auto transport = make_sim_transport(fabric, r, &clock);
-      auto gpu = make_sim_device(DeviceKind::kGPU, o.gpu_cost, o.with_data, &clock);
-      auto cpu = make_sim_device(DeviceKind::kCPU, host_cost, o.with_data, &clock);
+      CacheTouch touch;
+      if (fabric->cache_bytes > 0)
+        touch = [f = fabric.get(), r](const std::vector<IoPiece>& pieces) { return f->touch(r, pieces); };
+      auto gpu = make_sim_device(DeviceKind::kGPU, o.gpu_cost, o.with_data, &clock, touch);
+      auto cpu = make_sim_device(DeviceKind::kCPU, host_cost, o.with_data, &clock, touch);
       RankSeams seams{r, platform.get(), transport.get(), gpu.get(), cpu.get()};
       body(seams);
     });

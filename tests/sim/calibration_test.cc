@@ -32,7 +32,11 @@ json calibration() {
               {"bandwidth_Bps", 8e9},
               {"bandwidth_factors", {{32768, 1.5}, {1048576, 1.0}, {16777216, 4.0}}}}},
             {"inter_node", {{"latency_s", 12e-6}, {"bandwidth_Bps", 3e9}}}}},
-          {"device", {{"copy_bandwidth_Bps", 10e9}, {"reduce_bandwidth_Bps", 6e9}}},
+          {"device",
+           {{"copy_bandwidth_Bps", 10e9},
+            {"reduce_bandwidth_Bps", 6e9},
+            {"copy_bandwidth_hot_Bps", 40e9},
+            {"reduce_bandwidth_hot_Bps", 30e9}}},
           {"runtime", {{"per_call_overhead_s", 40e-6}}}};
 }
 
@@ -72,6 +76,8 @@ TEST(Calibration, SetsLinksDeviceAndWakeupRelativeToTheScenario) {
   EXPECT_DOUBLE_EQ(p.cluster.network.effective_overhead(), 0.0);
   EXPECT_NEAR(p.device.copy_bandwidth, 10e9, 1);
   EXPECT_NEAR(p.device.reduce_bandwidth, 6e9, 1);
+  EXPECT_NEAR(p.device.copy_bandwidth_hot, 40e9, 1);
+  EXPECT_NEAR(p.device.reduce_bandwidth_hot, 30e9, 1);
   EXPECT_TRUE(p.device.scatter_gather);
   EXPECT_NEAR(p.simulation.wakeup_latency, 20e-6, 1e-12);
   ASSERT_EQ(p.simulation.bandwidth_factors[0].size(), 3u);
@@ -157,6 +163,34 @@ TEST(Calibration, BandwidthFactorsSlowLargeMessages) {
                   .ok());
   ASSERT_TRUE(simulate_allreduce_sweep(sc.points[0], 2, {64 << 20}, 1, 2, &slow).ok());
   EXPECT_NEAR(slow[0].seconds / fast[0].seconds, 3.0, 0.1);
+}
+
+// With the cache model, a reduction of data the rank touched recently runs at the in-cache
+// rate, one of data far beyond the cache at the memory rate: a small allreduce repeated on
+// the same buffers gets the in-cache speed-up, a big one does not. The links are free here,
+// so the device work is the whole time.
+TEST(Calibration, InCacheRatesSpeedUpSmallAllreducesOnly) {
+  const char* text = R"({"cluster": {"nodes": 1, "gpus_per_node": 2,
+      "intra_node": {"bandwidth": "100000GBps", "latency": "0us"},
+      "device": {"copy_bandwidth": "10GBps", "reduce_bandwidth": "5GBps", "scatter_gather": true}},
+    "workload": {"models": ["resnet50"]}, "runtime": {"cycle_time_ms": 0},
+    "simulation": {"cache": "4MiB"}, "sweep": {"np": [2]}})";
+  auto time_of = [&](int64_t bytes, std::vector<std::string> sets) {
+    Scenario sc;
+    EXPECT_TRUE(parse_scenario(text, "hot.json", sets, &sc).ok());
+    std::vector<CollectivePoint> out;
+    EXPECT_TRUE(simulate_allreduce_sweep(sc.points[0], 2, {bytes}, 2, 6, &out).ok());
+    return out.empty() ? 0.0 : out[0].seconds;
+  };
+  const std::vector<std::string> hot = {"cluster.device.reduce_bandwidth_hot=20GBps",
+                                        "cluster.device.copy_bandwidth_hot=40GBps"};
+  const double small_cold = time_of(256 << 10, {}), small_hot = time_of(256 << 10, hot);
+  const double big_cold = time_of(int64_t{64} << 20, {}), big_hot = time_of(int64_t{64} << 20, hot);
+  // Small: every reduce finds its operands in cache (4x faster rate).
+  EXPECT_LT(small_hot, small_cold * 0.4) << small_cold << " -> " << small_hot;
+  // Big: the buffers are 16x the cache, almost nothing is hot.
+  EXPECT_GT(big_hot, big_cold * 0.9) << big_cold << " -> " << big_hot;
+  EXPECT_LE(big_hot, big_cold);
 }
 
 // Runs a scenario; returns the records.

@@ -74,6 +74,10 @@ struct ClusterSpec {
 struct DeviceCostSpec {
   double copy_bandwidth = 0;        ///< bytes/s of a device memcpy (0: free)
   double reduce_bandwidth = 0;      ///< bytes/s of reduced data (0: free)
+  /// Rates for data in cache (0: the same as above). Used with the cache model
+  /// (simulation.cache): an operation's time blends the two by the fraction of its bytes
+  /// the rank touched recently.
+  double copy_bandwidth_hot = 0, reduce_bandwidth_hot = 0;
   bool host_staged = false;         ///< gradients staged through host memory over PCIe
   double pcie_bandwidth = 12e9;     ///< host staging: device<->host copy rate
   double host_reduce_bandwidth = 5e9;  ///< host staging: CPU reduction rate
