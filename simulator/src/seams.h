@@ -58,6 +58,10 @@ struct DataMatch {
   size_t bytes = 0;           ///< this side's size
   bool matched = false;       ///< partner found and bytes copied
   bool mismatch = false;      ///< sizes differed
+  /// An eager send queued before its receive: the channel owns it (and `copy`, its bytes)
+  /// and frees it once matched.
+  bool eager = false;
+  std::unique_ptr<uint8_t[]> copy;
 };
 
 /// Messages (group, src, dst, tag): their SimGrid mailbox and the unmatched sides.
@@ -65,6 +69,13 @@ struct Channel {
   sg4::Mailbox* mailbox = nullptr;   ///< where SimGrid matches the flows
   std::deque<DataMatch*> sends;      ///< posted sends without a receive yet
   std::deque<DataMatch*> recvs;      ///< posted receives without a send yet
+  Channel() = default;
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  ~Channel() {
+    for (DataMatch* m : sends)
+      if (m->eager) delete m;
+  }
 };
 
 /// State shared by the transports of every rank of one world: hosts, nodes, mailboxes,
@@ -100,6 +111,9 @@ class SimFabric {
     double latency = 0, bandwidth = 0;
   };
   const Route& route(int src, int dst);
+  /// Sends of at most this many bytes are eager, as in MPI: the sender's request completes
+  /// at once (the bytes are buffered) and only the receiver waits for the flow.
+  size_t eager_limit = 12 << 10;
   /// Transport::timing_transfers() of every transport of this world (0: real bytes).
   int64_t timing_transfers = 0;
   /// The network model's latency and bandwidth factors (CM02: 1 and 1).

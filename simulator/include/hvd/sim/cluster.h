@@ -92,7 +92,7 @@ struct SimModelSpec {
   int stack_kib = 256;                 ///< stack of each simulated actor
   double device_tolerance = 1e-6;      ///< device work may lag this much before a message
                                        ///< is posted (0: exact, one sleep per operation)
-  int64_t train_transfers = 8;         ///< phantom runs: a ring's message sequence on one
+  int64_t train_transfers = 6;         ///< phantom runs: a ring's message sequence on one
                                        ///< link travels as about this many transfers
                                        ///< (Transport::timing_transfers; 0: every message)
   double wakeup_latency = 0;           ///< a notified thread resumes this much later (OS
