@@ -106,8 +106,30 @@ void reduce_loop3(T* __restrict d, const T* __restrict a, const T* __restrict b,
   for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(Op::apply(a[i], b[i]));
 }
 
+#if defined(__x86_64__)
+// The same loops compiled for AVX2 (the default build targets baseline x86-64, SSE2):
+// 256-bit lanes double what a reduction of data in cache does per cycle (a 1 MiB float32
+// sum: ~2x here); the arithmetic is the same IEEE operations, so results are identical.
+template <class T, class Op>
+__attribute__((target("avx2"))) void reduce_loop_avx2(T* __restrict d, const T* __restrict s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(Op::apply(d[i], s[i]));
+}
+template <class T, class Op>
+__attribute__((target("avx2"))) void reduce_loop3_avx2(T* __restrict d, const T* __restrict a,
+                                                       const T* __restrict b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(Op::apply(a[i], b[i]));
+}
+#endif
+
 template <class T, class Op>
 void reduce_any(void* d, const void* a, const void* b, int64_t n) {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    if (d == a) return reduce_loop_avx2<T, Op>(static_cast<T*>(d), static_cast<const T*>(b), n);
+    return reduce_loop3_avx2<T, Op>(static_cast<T*>(d), static_cast<const T*>(a), static_cast<const T*>(b), n);
+  }
+#endif
   if (d == a) return reduce_loop<T, Op>(static_cast<T*>(d), static_cast<const T*>(b), n);
   reduce_loop3<T, Op>(static_cast<T*>(d), static_cast<const T*>(a), static_cast<const T*>(b), n);
 }

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "collectives/half.h"
 #include "collectives/reduce_kernels.h"
@@ -90,6 +92,69 @@ TEST(ReduceKernels, VectorisedHalfKernelsMatchScalarRounding) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace hvd
+
+namespace hvd {
+namespace {
+
+// The full-width kernels (AVX2 where the CPU has it) against the scalar definition, for
+// every plain dtype and op, odd lengths and misaligned starts, in place and into a third
+// array; NaNs in min/max follow `b < a ? b : a` exactly.
+template <class T>
+void check_kernels(DataType dt) {
+  const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax};
+  for (ReduceOp op : ops) {
+    for (int64_t n : {1, 7, 8, 33, 1000, 4099}) {
+      for (int shift : {0, 1, 3}) {
+        std::vector<T> a(static_cast<size_t>(n + shift)), b(a.size()), d(a.size());
+        for (size_t i = 0; i < a.size(); ++i) {
+          a[i] = static_cast<T>((i * 37 + 11) % 23) - static_cast<T>(std::is_signed_v<T> ? 9 : 0);
+          b[i] = static_cast<T>((i * 53 + 5) % 19) - static_cast<T>(std::is_signed_v<T> ? 7 : 0);
+        }
+        if constexpr (std::is_floating_point_v<T>) {
+          a[static_cast<size_t>(shift)] = std::numeric_limits<T>::quiet_NaN();
+          if (n > 2) b[static_cast<size_t>(shift + 2)] = std::numeric_limits<T>::quiet_NaN();
+        }
+        auto want = [&](T x, T y) -> T {
+          switch (op) {
+            case ReduceOp::kProduct: return static_cast<T>(x * y);
+            case ReduceOp::kMin: return y < x ? y : x;
+            case ReduceOp::kMax: return x < y ? y : x;
+            default: return static_cast<T>(x + y);
+          }
+        };
+        T* pa = a.data() + shift;
+        const T* pb = b.data() + shift;
+        T* pd = d.data() + shift;
+        reduce_host_into(pd, pa, pb, n, dt, op);
+        std::vector<T> before(pa, pa + n);
+        reduce_host(pa, pb, n, dt, op);
+        for (int64_t i = 0; i < n; ++i) {
+          const T w = want(before[static_cast<size_t>(i)], pb[i]);
+          const bool both_nan = std::is_floating_point_v<T> && std::isnan(static_cast<double>(w));
+          if (both_nan) {
+            ASSERT_TRUE(std::isnan(static_cast<double>(pd[i])) && std::isnan(static_cast<double>(pa[i])))
+                << "op " << static_cast<int>(op) << " n " << n << " i " << i;
+          } else {
+            ASSERT_EQ(pd[i], w) << "into: op " << static_cast<int>(op) << " n " << n << " i " << i;
+            ASSERT_EQ(pa[i], w) << "in place: op " << static_cast<int>(op) << " n " << n << " i " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ReduceKernels, WideLoopsMatchTheScalarDefinition) {
+  check_kernels<float>(DataType::kFloat32);
+  check_kernels<double>(DataType::kFloat64);
+  check_kernels<int32_t>(DataType::kInt32);
+  check_kernels<int64_t>(DataType::kInt64);
+  check_kernels<int8_t>(DataType::kInt8);
+  check_kernels<uint8_t>(DataType::kUInt8);
 }
 
 }  // namespace
