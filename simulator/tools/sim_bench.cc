@@ -5,6 +5,7 @@
 // child's peak RSS. With --sweep: the whole scenario sweep's wall time as hvdsim runs it.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -53,19 +54,52 @@ int main(int argc, char** argv) {
   std::vector<int> nps = {64, 128, 256, 512};
   int steps = 2;
   bool sweep = false;
+  const char* usage =
+      "usage: hvdsim_bench [scenario] [--np 64,128,256,512] [--model resnet101] [--steps N] [--sweep]\n";
+  // A positive integer, or a one-line error naming the flag and exit code 2.
+  auto positive = [&](const std::string& flag, const std::string& text, int* out) {
+    char* end = nullptr;
+    const long v = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end || v < 1 || v > (1 << 20)) {
+      std::cerr << "hvdsim_bench: " << flag << ": '" << text << "' is not a positive integer\n";
+      return false;
+    }
+    *out = static_cast<int>(v);
+    return true;
+  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--np" && i + 1 < argc) {
+    if (a == "-h" || a == "--help") {
+      std::cout << usage;
+      return 0;
+    }
+    const bool takes_value = a == "--np" || a == "--model" || a == "--steps";
+    if (takes_value && i + 1 >= argc) {
+      std::cerr << "hvdsim_bench: " << a << " needs a value\n" << usage;
+      return 2;
+    }
+    if (a == "--np") {
       nps.clear();
       std::stringstream ss(argv[++i]);
       std::string x;
-      while (std::getline(ss, x, ',')) nps.push_back(std::stoi(x));
-    } else if (a == "--model" && i + 1 < argc) {
+      while (std::getline(ss, x, ',')) {
+        int np = 0;
+        if (!positive("--np", x, &np)) return 2;
+        nps.push_back(np);
+      }
+      if (nps.empty()) {
+        std::cerr << "hvdsim_bench: --np: empty list\n";
+        return 2;
+      }
+    } else if (a == "--model") {
       model = argv[++i];
-    } else if (a == "--steps" && i + 1 < argc) {
-      steps = std::stoi(argv[++i]);
+    } else if (a == "--steps") {
+      if (!positive("--steps", argv[++i], &steps)) return 2;
     } else if (a == "--sweep") {
       sweep = true;
+    } else if (a.rfind("-", 0) == 0) {
+      std::cerr << "hvdsim_bench: unknown option '" << a << "'\n" << usage;
+      return 2;
     } else {
       path = a;
     }
