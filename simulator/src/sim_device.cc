@@ -68,7 +68,7 @@ class SimDevice final : public Device {
     charge(static_cast<double>(n), reduce_rate(), cost_.reduce_bandwidth_hot,
            {{const_cast<void*>(a), n}, {const_cast<void*>(b), n}, {dst, n}});
     if (!with_data_ || !dst || !a || !b) return;
-    if (dst != a) std::memcpy(dst, a, static_cast<size_t>(count) * dtype_size(dt));
+    if (dst != a) std::memcpy(dst, a, n);
     reduce_host(dst, b, count, dt, op);
   }
   void scale(void* buf, int64_t count, DataType dt, double factor) override {

@@ -125,19 +125,6 @@ class NcclTransport::NcclRequest final : public Request {
   std::shared_ptr<Batch> b_;
 };
 
-namespace {
-
-class DoneRequest final : public Request {
- public:
-  explicit DoneRequest(Status s) : s_(std::move(s)) {}
-  bool test() override { return true; }
-  Status wait(double) override { return s_; }
-
- private:
-  Status s_;
-};
-
-}  // namespace
 
 // ---- NcclTransport -------------------------------------------------------------------
 
@@ -222,7 +209,7 @@ std::unique_ptr<Request> NcclTransport::isendv(int peer, const std::vector<IoPie
     case 1:
       return isend(peer, pieces[0].data, pieces[0].bytes, tag);
     default:
-      return std::make_unique<DoneRequest>(Status::InvalidArgument(kScatteredDevice));
+      return completed_request(Status::InvalidArgument(kScatteredDevice));
   }
 }
 
@@ -234,13 +221,13 @@ std::unique_ptr<Request> NcclTransport::irecvv(int peer, const std::vector<IoPie
     case 1:
       return irecv(peer, pieces[0].data, pieces[0].bytes, tag);
     default:
-      return std::make_unique<DoneRequest>(Status::InvalidArgument(kScatteredDevice));
+      return completed_request(Status::InvalidArgument(kScatteredDevice));
   }
 }
 
 std::unique_ptr<Request> NcclTransport::enqueue_p2p(bool send, int peer, void* data, size_t bytes) {
   if (peer < 0 || peer >= size())
-    return std::make_unique<DoneRequest>(
+    return completed_request(
         Status::InvalidArgument("NCCL transfer to rank " + std::to_string(peer) +
                                 " outside the group of " + std::to_string(size())));
   if (!open_batch_) {

@@ -30,6 +30,10 @@ class Request {
   virtual Status wait(double deadline_s = kNoDeadline) = 0;
 };
 
+/// A request that is already complete with `s` (e.g. an eager send, or a transfer a
+/// backend finished while posting it).
+std::unique_ptr<Request> completed_request(Status s = Status::OK());
+
 /// One piece of a gathered send or scattered receive.
 struct IoPiece {
   void* data;    ///< start (null: phantom)
