@@ -143,6 +143,10 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
   app->add_option("-n,--iters", o->iters, "timed iterations per size (default 20)")->group(coll);
   app->add_option("-w,--warmup-iters", o->warmup_iters, "warm-up iterations (default 5)")
       ->group(coll);
+  app->add_option("--rounds", o->rounds,
+                  "measure each size R times, alternating hvd and its peers; print the median "
+                  "(default 1)")
+      ->group(coll);
 
   const char* knobs = "Runtime knobs (become HVD_* variables)";
   app->add_option("--fusion-threshold-mb", k->fusion_threshold_mb,
@@ -163,10 +167,10 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
       ->group(knobs);
   app->add_flag("--timeline-mark-cycles", k->timeline_mark_cycles, "mark cycles in the timeline")
       ->group(knobs);
-  app->add_flag("--autotune", k->autotune, "pass HVD_AUTOTUNE=1 (the autotuner is future work)")
+  app->add_flag("--autotune", k->autotune, "HVD_AUTOTUNE=1: tune fusion threshold, cycle time and the on/off knobs while running (log: HVD_AUTOTUNE_LOG)")
       ->group(knobs);
   app->add_option("--allreduce-algorithm,--algorithm", k->allreduce_algorithm,
-                  "auto|ring|rhd|hierarchical|native")
+                  "auto|ring|pipelined_ring|rhd|direct|hierarchical|native")
       ->group(knobs);
   app->add_option("--log-level", k->log_level, "trace|debug|info|warning|error")->group(knobs);
   return app;
@@ -247,6 +251,7 @@ std::string check_collective_mode(const KnobFlags& k, Options* o) {
     return "-f/--stepfactor must be at least 2 (got " + std::to_string(o->step_factor) + ")";
   if (o->iters < 1) return "-n/--iters must be at least 1";
   if (o->warmup_iters < 0) return "-w/--warmup-iters must be >= 0";
+  if (o->rounds < 1) return "--rounds must be at least 1 (got " + std::to_string(o->rounds) + ")";
   if (o->np < 1) return "-np must be at least 1 (got " + std::to_string(o->np) + ")";
   o->min_bytes = *b;
   o->max_bytes = *e;

@@ -55,6 +55,7 @@ struct Options {
   bool check = false;              ///< --check
   int iters = 20;                  ///< -n
   int warmup_iters = 5;            ///< -w
+  int rounds = 1;                  ///< --rounds: interleaved repetitions per size (median)
   // Runtime knobs given on the command line, as HVD_* variable -> value.
   std::map<std::string, std::string> knob_env;
 };

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "collectives/allgather_ring.h"
+#include "collectives/allreduce_direct.h"
 #include "collectives/allreduce_hierarchical.h"
 #include "collectives/allreduce_rhd.h"
 #include "collectives/allreduce_ring.h"
@@ -21,6 +22,7 @@ Executor::Algo Executor::choose_allreduce(int64_t bytes) const {
   const bool hier_ok = ps_.local && ps_.cross;  // only made for homogeneous groups
   if (hier_ok && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allreduce)))
     return Algo::kHierarchical;
+  if (alg == "direct") return Algo::kDirect;
   if (alg == "rhd" || (alg != "ring" && alg != "pipelined_ring" && bytes < cfg_.rhd_threshold))
     return Algo::kRhd;
   return Algo::kRing;
@@ -50,6 +52,12 @@ Status Executor::allreduce_with(void* buf, int64_t count) {
         CollectiveContext c = ctx(*ps_.t);
         return rhd_allreduce(c, buf, count, dt, op);
       });
+    case Algo::kDirect:
+      algorithm_ = "DIRECT_ALLREDUCE";
+      return phase(algorithm_, "communication", [&] {
+        CollectiveContext c = ctx(*ps_.t);
+        return direct_allreduce(c, buf, count, dt, op);
+      });
     case Algo::kRing:
       break;
   }
@@ -70,7 +78,7 @@ Status Executor::allreduce_with(void* buf, int64_t count) {
 // Ring allreduce straight from the tensors' inputs into their outputs: no fusion-buffer
 // copies, no up-front input→output copy (host memory, where copies cost as much as the
 // transfer).
-Status Executor::allreduce_in_place_pieces(int64_t total) {
+Status Executor::allreduce_in_place_pieces(int64_t total, bool direct) {
   const DataType dt = r_.dtype;
   const size_t es = dtype_size(dt);
   Device& d = dev();
@@ -98,10 +106,10 @@ Status Executor::allreduce_in_place_pieces(int64_t total) {
     off += static_cast<size_t>(n) * es;
   }
   const ReduceOp op = r_.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : r_.reduce_op;
-  algorithm_ = "RING_ALLREDUCE";
+  algorithm_ = direct ? "DIRECT_ALLREDUCE" : "RING_ALLREDUCE";
   Status s = phase(algorithm_, "communication", [&] {
     CollectiveContext c = ctx(*ps_.t);
-    return ring_allreduce(c, in, out, dt, op);
+    return direct ? direct_allreduce(c, in, out, dt, op) : ring_allreduce(c, in, out, dt, op);
   });
   if (!s.ok()) return s;
   double post = r_.postscale;
@@ -118,9 +126,10 @@ Status Executor::allreduce() {
   Device& d = dev();
   void* buf;
   const bool in_place = entries_.size() == 1 && entries_[0].has_value();
-  if (d.scatter_gather() && choose_allreduce(total * static_cast<int64_t>(es)) == Algo::kRing &&
-      cfg_.allreduce_algorithm != "pipelined_ring")
-    return allreduce_in_place_pieces(total);
+  const Algo algo = choose_allreduce(total * static_cast<int64_t>(es));
+  if (d.scatter_gather() && (algo == Algo::kDirect ||
+                             (algo == Algo::kRing && cfg_.allreduce_algorithm != "pipelined_ring")))
+    return allreduce_in_place_pieces(total, algo == Algo::kDirect);
   if (in_place) {  // one tensor: work directly in its output, no fusion buffer
     const OpRequest& q = entries_[0]->req;
     buf = q.output.data;

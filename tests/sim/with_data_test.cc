@@ -147,7 +147,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(4, 2, true, "auto"), std::make_tuple(7, 1, false, "auto"),
                       std::make_tuple(8, 4, false, "ring"), std::make_tuple(8, 4, true, "auto"),
                       std::make_tuple(5, 1, false, "pipelined_ring"),
-                      std::make_tuple(8, 2, false, "pipelined_ring")));
+                      std::make_tuple(8, 2, false, "pipelined_ring"),
+                      std::make_tuple(4, 1, false, "direct"), std::make_tuple(5, 1, false, "direct")));
 
 // The pipelined ring (a runtime algorithm added for NCCL-style rings) computes what the
 // step-by-step ring computes, in the real world.

@@ -73,7 +73,7 @@ INSTANTIATE_TEST_SUITE_P(
     Worlds, AllreduceTest,
     ::testing::Combine(::testing::Values(1, 2, 3, 4, 7, 8),
                        ::testing::Values(int64_t{0}, int64_t{1}, int64_t{1001}, int64_t{70001}),
-                       ::testing::Values(std::string("ring"), std::string("rhd"),
+                       ::testing::Values(std::string("ring"), std::string("rhd"), std::string("direct"),
                                          std::string("hierarchical"))),
     [](const auto& info) {
       return "np" + std::to_string(std::get<0>(info.param)) + "_n" +
