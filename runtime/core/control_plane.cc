@@ -37,15 +37,13 @@ Status ControlPlane::wait(Request& req, int peer, const char* what) {
     if (s.code() != StatusCode::kTimeout) return s;
     double waited = p_.now() - start;
     if (p_.now() >= give_up) {
-      return Status::Timeout((peer >= 0 ? "rank " + std::to_string(peer) + " did not"
-                                        : std::string("not every rank did")) +
-                             " answer the " + what + " for " + std::to_string(static_cast<int>(waited)) +
+      return Status::Timeout("rank " + std::to_string(peer) + " did not answer the " + what +
+                             " for " + std::to_string(static_cast<int>(waited)) +
                              " s (stall shutdown time); stopping the runtime");
     }
-    HVD_LOG(log_, kWarning, "waiting " << static_cast<int>(waited) << " s for "
-                                       << (peer >= 0 ? "rank " + std::to_string(peer) : std::string("the other ranks"))
+    HVD_LOG(log_, kWarning, "waiting " << static_cast<int>(waited) << " s for rank " << peer
                                        << " in the " << what
-                                       << " (a rank may have stalled or died)");
+                                       << " (it may have stalled or died)");
     next_warning += warn_s_;
   }
 }
@@ -151,20 +149,6 @@ Status ControlPlane::allreduce_bits(std::vector<uint64_t>* and_bits,
     for (size_t i = na; i < nb; ++i) mine[i] |= theirs[i];
   };
   const char* what = "response-cache bit exchange";
-  // The backend's own collective when it has one (Horovod: MPI_Allreduce with MPI_BAND):
-  // OR is the complement of the AND of complements, so one AND does both.
-  if (NativeCollectives* n = t_.native()) {
-    for (size_t i = na; i < nb; ++i) mine[i] = ~mine[i];
-    if (auto q = n->iallreduce_band(mine.data(), nb)) {
-      Status s = wait(*q, -1, what);
-      if (!s.ok()) return s;
-      for (size_t i = na; i < nb; ++i) mine[i] = ~mine[i];
-      std::copy(mine.begin(), mine.begin() + static_cast<long>(na), and_bits->begin());
-      std::copy(mine.begin() + static_cast<long>(na), mine.end(), or_bits->begin());
-      return Status::OK();
-    }
-    for (size_t i = na; i < nb; ++i) mine[i] = ~mine[i];
-  }
   auto send_to = [&](int peer) {
     auto q = t_.isend(peer, mine.data(), nb * 8, kTagControl);
     return wait(*q, peer, what);

@@ -1,9 +1,6 @@
 #include "backends/mpi/mpi_native.h"
 
-#include <algorithm>
-#include <chrono>
 #include <climits>
-#include <thread>
 
 namespace hvd {
 
@@ -49,53 +46,7 @@ bool to_ints(const std::vector<size_t>& v, std::vector<int>* counts, std::vector
   return true;
 }
 
-// A non-blocking collective's request. MPI forbids cancelling or freeing one that is still
-// active, so one abandoned at a deadline (a rank is gone; the runtime is failing) is left
-// to MPI_Finalize or process exit.
-class CollectiveRequest final : public Request {
- public:
-  explicit CollectiveRequest(MPI_Request r) : r_(r) {}
-  bool test() override {
-    if (r_ == MPI_REQUEST_NULL) return true;
-    int done = 0;
-    MPI_Test(&r_, &done, MPI_STATUS_IGNORE);
-    return done != 0;
-  }
-  Status wait(double deadline) override {
-    if (deadline == kNoDeadline) return check(MPI_Wait(&r_, MPI_STATUS_IGNORE), "MPI_Wait");
-    // As the transport's point-to-point waits: yield-spin first, then short sleeps.
-    auto now = [] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-    };
-    const double start = now();
-    double pause = 10e-6;
-    while (!test()) {
-      const double t = now();
-      if (t >= deadline) return Status::Timeout("MPI collective timed out");
-      if (t - start < 200e-6) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(std::chrono::duration<double>(pause));
-        pause = std::min(pause * 2, 100e-6);
-      }
-    }
-    return Status::OK();
-  }
-
- private:
-  MPI_Request r_;
-};
-
 }  // namespace
-
-std::unique_ptr<Request> MpiNative::iallreduce_band(uint64_t* words, size_t n) {
-  if (n > INT_MAX) return nullptr;
-  MPI_Request r;
-  if (MPI_Iallreduce(MPI_IN_PLACE, words, static_cast<int>(n), MPI_UINT64_T, MPI_BAND, comm_, &r) !=
-      MPI_SUCCESS)
-    return nullptr;
-  return std::make_unique<CollectiveRequest>(r);
-}
 
 Status MpiNative::allreduce(void* buf, int64_t count, DataType dt, ReduceOp op) {
   MPI_Datatype t;

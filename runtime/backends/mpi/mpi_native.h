@@ -20,7 +20,6 @@ class MpiNative final : public NativeCollectives {
   Status reducescatter(const void* in, void* out, const std::vector<int64_t>& counts,
                        DataType dt, ReduceOp op) override;
   Status barrier() override;
-  std::unique_ptr<Request> iallreduce_band(uint64_t* words, size_t n) override;
 
  private:
   MPI_Comm comm_;

@@ -67,14 +67,6 @@ class NativeCollectives {
                                DataType dt, ReduceOp op) = 0;
   /// Blocks until every rank has entered.
   virtual Status barrier() = 0;
-  /// Starts a bitwise AND of `n` words across ranks, in place (the response cache's bit
-  /// vectors). Null: the backend has none, and the caller exchanges messages instead. The
-  /// request's wait honours deadlines, so a missing rank cannot hang the caller.
-  virtual std::unique_ptr<Request> iallreduce_band(uint64_t* words, size_t n) {
-    (void)words;
-    (void)n;
-    return nullptr;
-  }
 };
 
 /// Point-to-point messaging among the members of one group of ranks.
