@@ -47,7 +47,7 @@ TEST(Options, CollectiveModeSizes) {
   Options o;
   ParseResult r = parse({"--collective", "allgather", "-b", "8", "-e", "256M", "-f", "4", "--dtype",
                          "float16", "--op", "max", "--check", "-n", "3", "-w", "1",
-                         "--algorithm", "ring"},
+                         "--algorithm", "direct", "--rounds", "5"},
                         &o);
   ASSERT_LT(r.exit_code, 0) << r.message;
   EXPECT_EQ(o.min_bytes, 8);
@@ -56,7 +56,8 @@ TEST(Options, CollectiveModeSizes) {
   EXPECT_TRUE(o.check);
   EXPECT_EQ(o.iters, 3);
   EXPECT_EQ(o.warmup_iters, 1);
-  EXPECT_EQ(o.knob_env.at("HVD_ALLREDUCE_ALGORITHM"), "ring");
+  EXPECT_EQ(o.rounds, 5);
+  EXPECT_EQ(o.knob_env.at("HVD_ALLREDUCE_ALGORITHM"), "direct");
 }
 
 TEST(Options, BadInputIsOneClearMessage) {
@@ -67,6 +68,8 @@ TEST(Options, BadInputIsOneClearMessage) {
   EXPECT_NE(error_of({"--collective", "allreduce", "-f", "1"}).find("at least 2"),
             std::string::npos);
   EXPECT_NE(error_of({"--collective", "allreduce", "-b", "12Q"}).find("not a size"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--collective", "allreduce", "--rounds", "0"}).find("--rounds must be at least 1"),
             std::string::npos);
   EXPECT_NE(error_of({"--collective", "allscatter"}).find("unknown collective"), std::string::npos);
   EXPECT_NE(error_of({"--collective", "allreduce", "--dtype", "float8"}).find("unknown dtype"),
