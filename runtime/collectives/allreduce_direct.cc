@@ -17,12 +17,7 @@ Status direct_allreduce(CollectiveContext& c, const PieceBuffer& in, const Piece
   const size_t es = dtype_size(dt);
   if (count == 0) return Status::OK();
   if (p == 1) {
-    if (&in != &out)
-      out.for_each(0, count, [&](void* d, int64_t o, int64_t n) {
-        in.for_each(o, o + n, [&](void* s, int64_t o2, int64_t n2) {
-          c.dev.copy(offset(d, static_cast<size_t>(o2) * es), s, static_cast<size_t>(n2) * es);
-        });
-      });
+    if (&in != &out) copy_pieces(c, in, out);
     return Status::OK();
   }
   const std::vector<int64_t> off = even_split(count, p);

@@ -62,13 +62,7 @@ Status ring_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBu
   const bool separate = &in != &buf;
   if (buf.count() == 0) return Status::OK();
   if (p == 1) {
-    if (separate)
-      buf.for_each(0, buf.count(), [&](void* d, int64_t o, int64_t n) {
-        in.for_each(o, o + n, [&](void* s, int64_t o2, int64_t n2) {
-          c.dev.copy(offset(d, static_cast<size_t>(o2) * dtype_size(dt)), s,
-                     static_cast<size_t>(n2) * dtype_size(dt));
-        });
-      });
+    if (separate) copy_pieces(c, in, buf);
     return Status::OK();
   }
   const std::vector<int64_t> off = even_split(buf.count(), p);

@@ -12,6 +12,15 @@ std::vector<int64_t> even_split(int64_t count, int parts) {
   return off;
 }
 
+void copy_pieces(CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& out) {
+  const size_t es = out.esize();
+  out.for_each(0, out.count(), [&](void* d, int64_t o, int64_t n) {
+    in.for_each(o, o + n, [&](void* s, int64_t o2, int64_t n2) {
+      c.dev.copy(offset(d, static_cast<size_t>(o2) * es), s, static_cast<size_t>(n2) * es);
+    });
+  });
+}
+
 Status wait_all(std::vector<std::unique_ptr<Request>>& reqs, double deadline) {
   Status first;
   for (auto& r : reqs) {

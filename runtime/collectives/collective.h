@@ -47,6 +47,9 @@ Status send_recv_reduce(CollectiveContext& c, int to, const PieceBuffer& src, in
                         int64_t sb, int from, const PieceBuffer& dst, int64_t da, int64_t db,
                         DataType dt, ReduceOp op, const PieceBuffer* own = nullptr);
 
+/// Copies logical buffer `in` into `out` (same layout), piece by piece.
+void copy_pieces(CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& out);
+
 /// Waits for every request in `reqs` (first error wins).
 Status wait_all(std::vector<std::unique_ptr<Request>>& reqs, double deadline);
 
