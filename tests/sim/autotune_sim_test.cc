@@ -8,14 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace {
+#include "read_whole_file.h"
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+namespace {
 
 TEST(AutotuneSim, DeterministicReportWithTheChosenKnobs) {
   const auto dir =

@@ -5,14 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-namespace {
+#include "read_whole_file.h"
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+namespace {
 
 TEST(Determinism, TwoRunsGiveIdenticalReportsAndTimelines) {
   const auto dir = std::filesystem::temp_directory_path() / ("hvdsim_det_" + std::to_string(::getpid()));
