@@ -1,6 +1,7 @@
 #include "core/controller.h"
 
 #include <algorithm>
+#include <bit>
 #include <sstream>
 
 #include "core/fusion.h"
@@ -20,11 +21,17 @@ std::vector<uint8_t> encode_requests(bool shutdown, const std::vector<TensorRequ
   return std::move(w.bytes());
 }
 
-bool test_bit(const std::vector<uint64_t>& v, size_t word0, int bit) {
-  return (v[word0 + static_cast<size_t>(bit) / 64] >> (bit % 64)) & 1;
-}
 void set_bit(std::vector<uint64_t>& v, size_t word0, int bit) {
   v[word0 + static_cast<size_t>(bit) / 64] |= uint64_t{1} << (bit % 64);
+}
+
+// Calls f(bit) for every set bit of v[1 .. words], in increasing order (word by word, so
+// an idle cycle with a 1024-entry cache looks at 16 words, not 1024 bits).
+template <typename F>
+void for_each_set_bit(const std::vector<uint64_t>& v, size_t words, F&& f) {
+  for (size_t w = 0; w < words; ++w)
+    for (uint64_t x = v[1 + w]; x != 0; x &= x - 1)
+      f(static_cast<int>(w * 64 + static_cast<size_t>(std::countr_zero(x))));
 }
 
 }  // namespace
@@ -90,15 +97,14 @@ Status Controller::cache_round(bool want_shutdown, NegotiationResult* out, bool*
   if (!s.ok()) return s;
   out->shutdown = out->shutdown || !(and_bits[0] & kNoShutdown);
   std::vector<Response> ready;
-  for (int bit = 0; bit < static_cast<int>(words * 64) && bit < cache_capacity(); ++bit) {
-    if (!test_bit(and_bits, 1, bit) || !cache_.occupied(bit)) continue;
+  for_each_set_bit(and_bits, words, [&](int bit) {
+    if (bit >= cache_capacity() || !cache_.occupied(bit)) return;
     ready.push_back(cache_.use(bit));
     cached_pending_.erase(bit);
-  }
+  });
   out->cache_hits += static_cast<int>(ready.size());
   bool any_invalid = false;
-  for (int bit = 0; bit < static_cast<int>(words * 64); ++bit) {
-    if (!test_bit(or_bits, 1, bit)) continue;
+  for_each_set_bit(or_bits, words, [&](int bit) {
     any_invalid = true;
     auto it = cached_pending_.find(bit);
     if (it != cached_pending_.end()) {
@@ -106,7 +112,7 @@ Status Controller::cache_round(bool want_shutdown, NegotiationResult* out, bool*
       cached_pending_.erase(it);
     }
     cache_.erase(bit);
-  }
+  });
   auto fused = fuse_responses(std::move(ready), cfg_.fusion_threshold);
   out->responses.insert(out->responses.end(), fused.begin(), fused.end());
   *full = !(and_bits[0] & kNothingUncached) || any_invalid;

@@ -5,6 +5,13 @@
 namespace hvd {
 
 Status HandleImpl::wait() {
+  std::function<void(HandleImpl&)> drive;
+  {
+    std::unique_lock<Mutex> lk(*sig_->mu);
+    if (done_) return status_;
+    drive = sig_->drive;
+  }
+  if (drive) drive(*this);
   std::unique_lock<Mutex> lk(*sig_->mu);
   while (!done_) sig_->cv->wait(*sig_->mu);
   return status_;

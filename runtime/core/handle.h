@@ -2,6 +2,7 @@
 // condition variable shared by all handles of a runtime (one per runtime, not per op).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -11,9 +12,14 @@
 namespace hvd {
 
 /// Mutex + condition variable that every handle of one runtime waits on.
+class HandleImpl;
 struct CompletionSignal {
   std::unique_ptr<Mutex> mu;   ///< guards every handle's state
   std::unique_ptr<CondVar> cv;  ///< notified when any handle completes
+  /// Set while the runtime runs (guarded by mu): wait() calls it first, so the waiting
+  /// thread may run background cycles itself until the handle is done (it returns early
+  /// when it cannot, and wait() then blocks as usual).
+  std::function<void(HandleImpl&)> drive;
 };
 
 /// OpHandle implementation; the background loop fills it and calls complete().

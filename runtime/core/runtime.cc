@@ -94,6 +94,11 @@ Status RuntimeImpl::start() {
   stopped_ = false;
   failure_ = Status::OK();
   shutdown_requested_ = false;
+  driving_ = false;
+  loop_done_ = false;
+  // A real GPU keeps per-thread state (the current CUDA device), so only the loop drives it.
+  caller_may_drive_ = opts_.config.caller_drives && !opts_.config.autotune &&
+                      (!opts_.gpu || opts_.gpu->allows_phantom());
   Transport& t = *opts_.transport;
   double origin = 0;
   s = agree_on_start(t, *opts_.platform, log_, opts_.config, &origin);
@@ -123,6 +128,10 @@ Status RuntimeImpl::start() {
   start_autotune();
   running_ = true;
   last_cycle_ = opts_.platform->now();
+  {
+    std::unique_lock<Mutex> lk(*signal_->mu);
+    signal_->drive = [this](HandleImpl& h) { drive_until(h); };
+  }
   loop_activity_ = opts_.platform->spawn("hvd-loop-" + std::to_string(t.rank()), [this] { loop(); });
   return Status::OK();
 }
@@ -155,6 +164,10 @@ Status RuntimeImpl::shutdown() {
   wake_cv_->notify_all();
   loop_activity_->join();
   loop_activity_.reset();
+  {
+    std::unique_lock<Mutex> lk(*signal_->mu);
+    signal_->drive = nullptr;
+  }
   running_ = false;
   if (timeline_) timeline_->flush();
   std::unique_lock<Mutex> lk(*queue_mu_);
@@ -175,27 +188,82 @@ bool RuntimeImpl::has_work_locked() const {
 
 // Horovod's pacing: a cycle starts cycle_time after the previous one. With cycle_time 0
 // the loop is event driven instead: it waits until something is enqueued (or 10 ms pass,
-// so idle ranks still answer their peers' negotiation rounds).
-void RuntimeImpl::wait_for_cycle() {
+// so idle ranks still answer their peers' negotiation rounds). Returns true when the cycle
+// must run (paced mode, idle time-out), false when it woke for work: a caller may have run
+// that cycle meanwhile (drive_until), so run_cycle looks again.
+bool RuntimeImpl::wait_for_cycle() {
   Platform& p = *opts_.platform;
   if (opts_.config.cycle_time_ms > 0) {
-    const double wait = last_cycle_ + opts_.config.cycle_time_ms * 1e-3 - p.now();
+    const double wait = last_cycle_.load() + opts_.config.cycle_time_ms * 1e-3 - p.now();
     if (wait > 0) p.sleep_for(wait);
-    return;
+    return true;
   }
   std::unique_lock<Mutex> lk(*queue_mu_);
   const double idle_deadline = p.now() + 0.01;
   while (!has_work_locked() && !shutdown_requested_)
-    if (!wake_cv_->wait_until(*queue_mu_, idle_deadline)) break;
+    if (!wake_cv_->wait_until(*queue_mu_, idle_deadline)) return true;
+  return false;
 }
 
+// The loop's turn: wait for the cycle, then for any caller that is running one (see
+// drive_until), then run it unless that caller already took all the work.
 bool RuntimeImpl::run_cycle() {
+  const bool must_run = wait_for_cycle();
+  {
+    std::unique_lock<Mutex> lk(*queue_mu_);
+    while (driving_) {
+      loop_awaits_driver_ = true;
+      wake_cv_->wait(*queue_mu_);
+    }
+    loop_awaits_driver_ = false;
+    if (loop_done_) return false;
+    if (!must_run && !has_work_locked() && !shutdown_requested_) return true;
+    driving_ = true;
+  }
+  const bool keep = cycle_body();
+  end_drive(keep);
+  return keep;
+}
+
+void RuntimeImpl::end_drive(bool keep_running) {
+  bool wake;
+  {
+    std::unique_lock<Mutex> lk(*queue_mu_);
+    driving_ = false;
+    if (!keep_running) loop_done_ = true;
+    // Wake the loop only when it waits for this cycle to end, or has work a caller left it
+    // (a wake per call would cost a thread switch, the very thing driving saves).
+    wake = loop_awaits_driver_ || !keep_running || has_work_locked();
+  }
+  if (wake) wake_cv_->notify_all();
+}
+
+// A caller blocked in wait() runs the cycles itself while the loop is idle: in the event
+// driven mode this saves two thread hand-offs per blocking call (caller -> loop -> caller),
+// which on a busy host cost more than the negotiation. Cycles stay serial on a rank (the
+// driving_ flag), so the peers see the same sequence whichever thread runs them.
+void RuntimeImpl::drive_until(HandleImpl& h) {
+  while (!h.poll()) {
+    {
+      std::unique_lock<Mutex> lk(*queue_mu_);
+      if (!caller_may_drive_ || driving_ || loop_done_ || shutdown_requested_ || stopped_ ||
+          !event_driven_.load(std::memory_order_relaxed))
+        return;
+      driving_ = true;
+      ++stats_.caller_cycles;
+    }
+    const bool keep = cycle_body();
+    end_drive(keep);
+    if (!keep) return;
+  }
+}
+
+bool RuntimeImpl::cycle_body() {
   Platform& p = *opts_.platform;
-  wait_for_cycle();
   last_cycle_ = p.now();
   const int me = opts_.transport->rank();
   if (timeline_ && opts_.config.timeline_mark_cycles)
-    timeline_->instant(me, kLaneCycle, "CYCLE_START", "cycle", ts_us(last_cycle_));
+    timeline_->instant(me, kLaneCycle, "CYCLE_START", "cycle", ts_us(last_cycle_.load()));
   std::vector<ProcessSet*> sets;
   bool want_shutdown;
   int64_t bytes_before = 0;
@@ -299,9 +367,11 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
         "until the operation completes"));
   auto h = std::make_shared<HandleImpl>(signal_);
   ps.incoming.push_back(to_message(req, ps.t->rank()));
+  const bool caller_runs = req.caller_waits && caller_may_drive_ && !driving_;
   slot->second = TensorEntry{std::move(req), h, opts_.platform->now()};
   lk.unlock();
-  if (event_driven_.load(std::memory_order_relaxed)) wake_cv_->notify_all();
+  // A blocking call that will run the cycle itself (drive_until) need not wake the loop.
+  if (event_driven_.load(std::memory_order_relaxed) && !caller_runs) wake_cv_->notify_all();
   return h;
 }
 

@@ -46,7 +46,13 @@ Handle Runtime::allreduce_async(const std::string& name, const Tensor& in, const
 
 Status Runtime::allreduce(const std::string& name, const Tensor& in, const Tensor& out,
                           ReduceOp op, double prescale, double postscale, int process_set) {
-  return allreduce_async(name, in, out, op, prescale, postscale, process_set)->wait();
+  OpRequest q = request(OpType::kAllreduce, name, in, process_set);
+  q.output = out;
+  q.reduce_op = op;
+  q.prescale = prescale;
+  q.postscale = postscale;
+  q.caller_waits = true;
+  return enqueue(std::move(q))->wait();
 }
 
 std::vector<Handle> Runtime::grouped_allreduce_async(const std::vector<std::string>& names,
@@ -96,7 +102,11 @@ Handle Runtime::broadcast_async(const std::string& name, const Tensor& buf, int 
 }
 
 Status Runtime::broadcast(const std::string& name, const Tensor& buf, int root, int process_set) {
-  return broadcast_async(name, buf, root, process_set)->wait();
+  OpRequest q = request(OpType::kBroadcast, name, buf, process_set);
+  q.output = buf;
+  q.root = root;
+  q.caller_waits = true;
+  return enqueue(std::move(q))->wait();
 }
 
 Handle Runtime::alltoall_async(const std::string& name, const Tensor& in,
@@ -119,6 +129,7 @@ Status Runtime::barrier(int process_set) {
   q.name = "barrier";
   q.input.shape = {};
   q.process_set = process_set;
+  q.caller_waits = true;
   return enqueue(std::move(q))->wait();
 }
 
@@ -127,6 +138,7 @@ Status Runtime::join(int* last_joined_rank) {
   q.op = OpType::kJoin;
   q.name = "join";
   q.input.shape = {};
+  q.caller_waits = true;
   Handle h = enqueue(std::move(q));
   Status s = h->wait();
   if (s.ok() && last_joined_rank) *last_joined_rank = h->last_joined_rank();

@@ -57,6 +57,10 @@ class RuntimeImpl {
   AutotuneState autotune_state() const;
   std::shared_ptr<CompletionSignal> signal() const { return signal_; }
   int next_group_id() { return group_counter_++; }
+  /// Runs background cycles on the calling thread until `h` is done, while no other
+  /// thread runs one and the loop is event driven (the caller_drives knob); returns as
+  /// soon as it may not (the caller then waits for the loop as usual).
+  void drive_until(HandleImpl& h);
 
  private:
   friend class Executor;
@@ -64,7 +68,9 @@ class RuntimeImpl {
   Status init_process_set(ProcessSet& ps);
   void loop();
   bool run_cycle();
-  void wait_for_cycle();
+  bool cycle_body();
+  void end_drive(bool keep_running);
+  bool wait_for_cycle();
   bool has_work_locked() const;
   void fail_all(const Status& s);
   Status perform(ProcessSet& ps, const Response& r);
@@ -92,7 +98,11 @@ class RuntimeImpl {
   int group_counter_ = 0;
   int process_set_counter_ = 0;
   int add_set_calls_ = 0;
-  double last_cycle_ = 0;
+  std::atomic<double> last_cycle_{0};
+  bool driving_ = false;             // guarded by queue mutex: a thread is running a cycle
+  bool loop_done_ = false;
+  bool loop_awaits_driver_ = false;  // guarded by queue mutex: the loop waits for driving_           // guarded by queue mutex: a cycle ended the runtime
+  bool caller_may_drive_ = false;    // set at start: caller_drives on, no autotune, no real GPU
   RuntimeStats stats_;               // guarded by queue mutex
   int64_t cycle_index_ = 0;          // loop thread: the current cycle, from 1
   std::atomic<bool> event_driven_{false};  // cycle_time_ms == 0: enqueue wakes the loop

@@ -111,6 +111,10 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     throw ScenarioError("calibration", shown + ": links: missing; expected an object");
   const json& links = c["links"];
   double intra_alpha = 0;
+  // The runtime's own work per message (calibrations made with caller_drives, see below).
+  double per_message = 0;
+  if (c.contains("runtime") && c["runtime"].is_object() && c["runtime"].contains("hand_off_s"))
+    per_message = number(c["runtime"], shown, "runtime", "per_message_overhead_s", true);
   // A link class's size-dependent factors (hot and cold), when measured.
   auto link_factors = [&](const json& l, const std::string& cls) {
     for (const auto& [key, suffix] : {std::pair<const char*, const char*>{"bandwidth_factors", ""},
@@ -122,7 +126,7 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     const json& l = links["intra_node"];
     intra_alpha = number(l, shown, "links.intra_node", "latency_s", true);
     // A message between two GPUs of a server crosses two intra links (up, down).
-    fill(doc, "cluster.intra_node.latency", fmt(intra_alpha / 2 * 1e6, "us"));
+    fill(doc, "cluster.intra_node.latency", fmt((intra_alpha + per_message) / 2 * 1e6, "us"));
     fill(doc, "cluster.intra_node.bandwidth",
          fmt(number(l, shown, "links.intra_node", "bandwidth_Bps") / 1e9, "GBps"));
     link_factors(l, "intra_node");
@@ -154,10 +158,20 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
              fmt(number(d, shown, "device", (k + "_hot_Bps").c_str()) / 1e9, "GBps"));
   }
   if (c.contains("runtime") && !c["runtime"].is_null()) {
-    // The per-call overhead is two thread hand-offs: the caller wakes the background loop,
-    // the loop wakes the caller.
-    const double o = number(c["runtime"], shown, "runtime", "per_call_overhead_s", true);
-    fill(doc, "simulation.wakeup_latency", fmt(o / 2 * 1e6, "us"));
+    const json& rt = c["runtime"];
+    if (rt.contains("hand_off_s")) {
+      // Measured with the caller driving its own cycles: a hand-off is what a call through
+      // the loop thread costs more (async calls, caller_drives off), and the rest of the
+      // per-call overhead is the runtime's work around each message, which the simulation
+      // adds to every message's latency (half on each of the two intra-node hops).
+      fill(doc, "simulation.wakeup_latency",
+           fmt(number(rt, shown, "runtime", "hand_off_s", true) * 1e6, "us"));
+    } else {
+      // Calibrations from before caller_drives: the whole overhead is two thread
+      // hand-offs (the caller wakes the background loop, the loop wakes the caller).
+      const double o = number(rt, shown, "runtime", "per_call_overhead_s", true);
+      fill(doc, "simulation.wakeup_latency", fmt(o / 2 * 1e6, "us"));
+    }
   }
 }
 

@@ -107,6 +107,25 @@ std::string error_of(const TempDir& t, const std::string& calib_text) {
   return s.message();
 }
 
+// A calibration made with the caller driving its cycles: the hand-off becomes the wake-up
+// latency and the rest of the overhead is added to every message (two intra hops each).
+TEST(Calibration, CallerDrivenOverheadGoesIntoTheMessagesAndTheHandOffIntoWakeups) {
+  TempDir t;
+  json c = calibration();
+  c["runtime"] = {{"per_call_overhead_s", 12e-6}, {"per_message_overhead_s", 4e-6},
+                  {"hand_off_s", 3e-6}, {"caller_drives", true}};
+  t.write("sub/calib.json", c.dump());
+  Scenario sc;
+  ASSERT_TRUE(load(t, kScenario, &sc).ok());
+  const ScenarioPoint& p = sc.points.at(0);
+  EXPECT_NEAR(p.simulation.wakeup_latency, 3e-6, 1e-12);
+  EXPECT_NEAR(p.cluster.intra.latency, (2e-6 + 4e-6) / 2, 1e-12);
+  // Across nodes the path is two intra hops plus the network: the network keeps α' − α.
+  EXPECT_NEAR(p.cluster.network.latency, 10e-6, 1e-12);
+  c["runtime"].erase("per_message_overhead_s");
+  EXPECT_NE(error_of(t, c.dump()).find("runtime.per_message_overhead_s"), std::string::npos);
+}
+
 TEST(Calibration, BadFilesGiveOneLineNamingFileAndPath) {
   TempDir t;
   json c = calibration();
@@ -133,20 +152,28 @@ TEST(Calibration, BadFilesGiveOneLineNamingFileAndPath) {
       << s.message();
 }
 
-TEST(Calibration, WakeupLatencyAddsTwoHandOffsPerCall) {
-  // A one-element allreduce between two ranks: the caller wakes the background loop, the
-  // loop wakes the caller; the rest of the call is unchanged.
-  Scenario sc;
+TEST(Calibration, WakeupLatencyAddsTwoHandOffsPerCallUnlessTheCallerDrives) {
+  // A one-element allreduce between two ranks. With caller_drives off the caller wakes the
+  // background loop and the loop wakes the caller: two hand-offs, each costing the wake-up
+  // latency. With it on (the default) the blocked caller runs the cycle itself and the
+  // wake-up latency does not enter the call at all.
   const char* text = R"({"cluster": {"nodes": 1, "gpus_per_node": 2,
       "device": {"copy_bandwidth": "0Bps", "reduce_bandwidth": "0Bps"}},
     "workload": {"models": ["resnet50"]}, "runtime": {"cycle_time_ms": 0}, "sweep": {"np": [2]}})";
-  ASSERT_TRUE(parse_scenario(text, "w.json", {}, &sc).ok());
-  std::vector<CollectivePoint> base, slow;
-  ASSERT_TRUE(simulate_allreduce_sweep(sc.points[0], 2, {4}, 2, 10, &base).ok());
-  ASSERT_TRUE(parse_scenario(text, "w.json", {"simulation.wakeup_latency=25us"}, &sc).ok());
-  ASSERT_TRUE(simulate_allreduce_sweep(sc.points[0], 2, {4}, 2, 10, &slow).ok());
-  EXPECT_NEAR(slow[0].seconds - base[0].seconds, 50e-6, 10e-6)
-      << base[0].seconds << " -> " << slow[0].seconds;
+  auto time_of = [&](std::vector<std::string> sets) {
+    Scenario sc;
+    EXPECT_TRUE(parse_scenario(text, "w.json", sets, &sc).ok());
+    std::vector<CollectivePoint> out;
+    EXPECT_TRUE(simulate_allreduce_sweep(sc.points[0], 2, {4}, 2, 10, &out).ok());
+    return out.empty() ? -1.0 : out[0].seconds;
+  };
+  const double base_off = time_of({"runtime.caller_drives=false"});
+  const double slow_off = time_of({"runtime.caller_drives=false", "simulation.wakeup_latency=25us"});
+  EXPECT_NEAR(slow_off - base_off, 50e-6, 10e-6) << base_off << " -> " << slow_off;
+  const double base_on = time_of({});
+  const double slow_on = time_of({"simulation.wakeup_latency=25us"});
+  EXPECT_NEAR(slow_on, base_on, 1e-9) << base_on << " -> " << slow_on;
+  EXPECT_NEAR(base_on, base_off, 1e-9);  // the hand-offs were the only difference
 }
 
 TEST(Calibration, BandwidthFactorsSlowLargeMessages) {

@@ -16,6 +16,7 @@ namespace hvd {
 #define HVD_KNOBS(X) \
   X(fusion_threshold, "FUSION_THRESHOLD", int64_t, 128LL << 20, "tensor fusion buffer size in bytes (0 disables fusion)") \
   X(cycle_time_ms, "CYCLE_TIME", double, 1.0, "background loop cycle time in ms (0: start a cycle as soon as work is enqueued)") \
+  X(caller_drives, "CALLER_DRIVES", bool, true, "cycle_time 0: a caller blocked in wait() runs the cycle itself when the loop is idle (no thread hand-off)") \
   X(cache_capacity, "CACHE_CAPACITY", int64_t, 1024, "response cache entries (0 disables the cache)") \
   X(hierarchical_allreduce, "HIERARCHICAL_ALLREDUCE", bool, false, "allreduce inside nodes, then across nodes") \
   X(hierarchical_allgather, "HIERARCHICAL_ALLGATHER", bool, false, "allgather inside nodes, then across nodes") \

@@ -48,6 +48,8 @@ struct OpRequest {
   int group_id = -1;                     ///< grouped_allreduce: set by the runtime
   int group_size = 0;                    ///< grouped_allreduce: members of the group
   std::vector<int> set_ranks;            ///< add_process_set: the members (world ranks)
+  bool caller_waits = false;             ///< the caller wait()s at once (blocking call): the
+                                         ///< runtime need not wake its loop for this request
 };
 
 /// The state of one submitted operation; wait() or poll() for its outcome.
@@ -77,6 +79,7 @@ using Handle = std::shared_ptr<OpHandle>;
 /// Counters a runtime keeps (for benchmarks and autotune).
 struct RuntimeStats {
   int64_t cycles = 0;              ///< background loop iterations
+  int64_t caller_cycles = 0;       ///< of those, run by a caller blocked in wait() (caller_drives)
   int64_t cache_hits = 0;          ///< tensors negotiated through the response cache
   int64_t cache_misses = 0;        ///< tensors negotiated through the coordinator
   int64_t responses = 0;           ///< responses executed (after fusion)
