@@ -8,6 +8,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "core/fusion.h"
 #include "hvd/local.h"
@@ -47,7 +48,7 @@ RuntimeStats many_small(Config cfg, int size, int n, int steps) {
       std::vector<Handle> hs;
       for (int i = 0; i < n; ++i) {
         Tensor t{bufs[static_cast<size_t>(i)].data(), DataType::kFloat32, {16}};
-        hs.push_back(rt.allreduce_async("w" + std::to_string(i), t, t, ReduceOp::kSum));
+        hs.push_back(rt.allreduce_async(std::string("w").append(std::to_string(i)), t, t, ReduceOp::kSum));
       }
       for (auto& h : hs) ASSERT_TRUE(h->wait().ok());
       for (auto& b : bufs) ASSERT_FLOAT_EQ(b[0], static_cast<float>(size));
@@ -350,7 +351,7 @@ TEST(Fusion, InPlaceFusedPiecesWithScalesAverageAndJoin) {
         out[i].assign(in[i].size(), -1.0f);
         Tensor ti{in[i].data(), DataType::kFloat32, {static_cast<int64_t>(in[i].size())}};
         Tensor to{out[i].data(), DataType::kFloat32, {static_cast<int64_t>(in[i].size())}};
-        hs.push_back(rt.allreduce_async("p" + std::to_string(i), ti, to, ReduceOp::kAverage, 2.0, 3.0));
+        hs.push_back(rt.allreduce_async(std::string("p").append(std::to_string(i)), ti, to, ReduceOp::kAverage, 2.0, 3.0));
       }
       for (int i = 0; i < 30; ++i) {
         ASSERT_TRUE(hs[static_cast<size_t>(i)]->wait().ok());
@@ -377,6 +378,85 @@ TEST(Cycle, EventDrivenLoopWithZeroCycleTime) {
   RuntimeStats st = many_small(cfg, 3, 20, 5);
   EXPECT_EQ(st.tensors, 100);
   EXPECT_EQ(st.cache_misses, 20);
+}
+
+// Each rank runs `threads` callers that make `calls` blocking allreduces each (distinct
+// names per thread, so the calls of one rank's threads interleave in every cycle) and
+// checks every result. Returns the ranks' stats summed.
+RuntimeStats blocking_callers(Config cfg, int size, int threads, int calls) {
+  RuntimeStats sum;
+  std::mutex mu;
+  std::atomic<int> wrong{0};
+  Status s = run_local(size, cfg, [&](Runtime& rt) {
+    std::vector<std::thread> ts;
+    for (int th = 0; th < threads; ++th)
+      ts.emplace_back([&, th] {
+        std::string name = "t";
+        name += std::to_string(th);
+        for (int i = 0; i < calls; ++i) {
+          std::vector<float> v(33, static_cast<float>(rt.rank() + th + i));
+          Tensor t{v.data(), DataType::kFloat32, {33}};
+          Status st = rt.allreduce(name, t, t, ReduceOp::kSum);
+          const float want = static_cast<float>(size * (th + i) + size * (size - 1) / 2);
+          if (!st.ok() || v[0] != want || v[32] != want) ++wrong;
+        }
+      });
+    for (auto& t : ts) t.join();
+    const RuntimeStats st = rt.stats();
+    std::lock_guard<std::mutex> lk(mu);
+    sum.cycles += st.cycles;
+    sum.caller_cycles += st.caller_cycles;
+    sum.tensors += st.tensors;
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(wrong.load(), 0);
+  return sum;
+}
+
+TEST(Cycle, BlockedCallerRunsTheCycleItselfWhenTheLoopIsIdle) {
+  Config cfg = test::fast_config();
+  cfg.cycle_time_ms = 0;
+  // One caller per rank: nearly every cycle that carries its call is run by the caller
+  // (the loop thread only takes a cycle that began while it was awake anyway).
+  RuntimeStats st = blocking_callers(cfg, 4, 1, 200);
+  EXPECT_EQ(st.tensors, 4 * 200);
+  EXPECT_GT(st.caller_cycles, st.cycles / 2) << st.caller_cycles << " of " << st.cycles;
+  // Several callers per rank: one drives, the others wait for it or for the loop; all
+  // results still right, nothing hangs.
+  st = blocking_callers(cfg, 3, 3, 100);
+  EXPECT_EQ(st.tensors, 3 * 3 * 100);
+  EXPECT_GT(st.caller_cycles, 0);
+  // The knob off, a paced loop, or autotune: only the loop thread runs cycles.
+  for (int variant = 0; variant < 3; ++variant) {
+    Config c = cfg;
+    if (variant == 0) c.caller_drives = false;
+    if (variant == 1) c.cycle_time_ms = 0.2;
+    if (variant == 2) c.autotune = true;
+    st = blocking_callers(c, 2, 2, 30);
+    EXPECT_EQ(st.tensors, 2 * 2 * 30);
+    EXPECT_EQ(st.caller_cycles, 0) << "variant " << variant;
+  }
+}
+
+// Async calls are left to the loop thread (the caller may be computing meanwhile); only a
+// wait() on an unfinished handle may drive.
+TEST(Cycle, AsyncCallsAreRunByTheLoopUntilTheCallerWaits) {
+  Config cfg = test::fast_config();
+  cfg.cycle_time_ms = 0;
+  std::atomic<int> wrong{0};
+  Status s = run_local(2, cfg, [&](Runtime& rt) {
+    std::vector<float> v(8, 1.0f);
+    Tensor t{v.data(), DataType::kFloat32, {8}};
+    for (int i = 0; i < 20; ++i) {
+      Handle h = rt.allreduce_async("a", t, t, ReduceOp::kSum);
+      while (!h->poll()) std::this_thread::yield();  // never waits: the loop must finish it
+      if (!h->wait().ok()) ++wrong;
+    }
+    if (rt.stats().caller_cycles != 0) ++wrong;
+    if (v[0] != 1048576.0f) ++wrong;  // doubled 20 times
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace
