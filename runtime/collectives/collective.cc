@@ -49,6 +49,43 @@ Status send_recv_reduce(CollectiveContext& c, int to, const PieceBuffer& src, in
   for (int64_t o = sa; o < sb; o += seg)
     sends.push_back(c.t.isendv(to, src.range(o, std::min(o + seg, sb)), kTagData));
   const int64_t rcount = db - da;
+  // Do our own input and the destination share memory anywhere (an in-place tensor among
+  // out-of-place ones)? Then a segment may not land in place before it is reduced.
+  bool aliased = false;
+  if (own && rcount > 0)
+    dst.for_each(da, db, [&](void* p, int64_t off, int64_t k) {
+      own->for_each(da + off, da + off + k, [&](void* q, int64_t off2, int64_t k2) {
+        const char* d0 = static_cast<const char*>(p) + static_cast<size_t>(off2) * es;
+        const char* q0 = static_cast<const char*>(q);
+        const size_t len = static_cast<size_t>(k2) * es;
+        if (d0 < q0 + len && q0 < d0 + len) aliased = true;
+      });
+    });
+  if (own && !aliased) {
+    // Out of place: each segment lands where its result goes and is reduced there with
+    // our own input (dst = received (op) own; every op is commutative, bit for bit). No
+    // staging slots: the reduce finds the segment in cache, just written by the receive,
+    // and the output lines are not fetched a second time.
+    std::unique_ptr<Request> pending;
+    if (rcount > 0) pending = c.t.irecvv(from, dst.range(da, da + std::min(seg, rcount)), kTagData);
+    for (int64_t o = 0; o < rcount; o += seg) {
+      const int64_t n = std::min(seg, rcount - o);
+      std::unique_ptr<Request> next;
+      if (o + seg < rcount)
+        next = c.t.irecvv(from, dst.range(da + o + seg, da + o + seg + std::min(seg, rcount - o - seg)),
+                          kTagData);
+      Status s = pending->wait(c.deadline);
+      if (!s.ok()) return s;
+      dst.for_each(da + o, da + o + n, [&](void* p, int64_t off, int64_t k) {
+        const int64_t at = da + o + off;
+        own->for_each(at, at + k, [&](void* q, int64_t off2, int64_t k2) {
+          c.dev.reduce(offset(p, static_cast<size_t>(off2) * es), q, k2, dt, op);
+        });
+      });
+      pending = std::move(next);
+    }
+    return wait_all(sends, c.deadline);
+  }
   const size_t slot = static_cast<size_t>(std::min(seg, rcount)) * es;
   if (c.scratch.size() < 2 * slot) c.scratch.reserve(2 * slot);
   void* slots[2] = {c.scratch.data(), offset(c.scratch.data(), slot)};
