@@ -252,9 +252,13 @@ json measure_links(Transport& t, const World& w, bool same_node, const Options& 
       peak = std::max(peak, eff.back().second);
     }
   json factors = json::array(), factors_cold = json::array();
+  for (const LinkSample& s : ex)
+    if (s.bytes >= kSmallFactorsFrom && s.bytes < kFactorsFrom && s.seconds > ae && peak > 0)
+      factors.push_back({static_cast<double>(s.bytes),
+                         std::max(1.0, peak * (s.seconds - ae) / static_cast<double>(s.bytes))});
   for (const auto& [n, b] : eff) factors.push_back({n, peak / b});
   for (const LinkSample& s : cold)
-    if (s.bytes >= kFactorsFrom && s.seconds > ae && peak > 0)
+    if (s.bytes >= kSmallFactorsFrom && s.seconds > ae && peak > 0)
       factors_cold.push_back(
           {static_cast<double>(s.bytes),
            std::max(1.0, peak * (s.seconds - ae) / static_cast<double>(s.bytes))});

@@ -18,8 +18,13 @@ struct LinkSample {
 
 /// Messages of at least this size set the bandwidth of a fit.
 inline constexpr int64_t kBandwidthFrom = int64_t{1} << 20;
-/// Messages of at least this size get a bandwidth factor (smaller ones are latency-bound).
+/// Messages of at least this size set the peak effective bandwidth (smaller ones are
+/// latency-bound).
 inline constexpr int64_t kFactorsFrom = int64_t{32} << 10;
+/// Messages of at least this size get a bandwidth factor: between the latency-bound sizes
+/// and 32 KiB an exchange costs more than alpha + n / peak (MPI's eager copies, and on an
+/// oversubscribed host the wait for the peer's core), and the factor carries that.
+inline constexpr int64_t kSmallFactorsFrom = 512;
 
 /// Fits t = alpha + bytes / beta: alpha is the smallest message's time, beta the bytes of
 /// the messages >= kBandwidthFrom over their time beyond alpha. False when degenerate.
