@@ -165,16 +165,21 @@ int partner_of(const Transport& t, bool same_node) {
 // Ping-pong (one-way = round trip / 2) or exchange (both send at once) of `bytes`.
 // cold: every iteration at the next offset of the (large) buffers, so the data are not in
 // cache, as when a collective walks through large gradient buffers.
+// `pool` > 0: iteration i uses the next message-sized slot of the first `pool` bytes of
+// both buffers (cold: the whole 128 MiB), so a slot comes back after pool bytes.
 double time_pair(Transport& t, int peer, std::vector<char>& sbuf, std::vector<char>& rbuf,
-                 int64_t bytes, bool exchange, int warmup, int iters, bool cold = false) {
+                 int64_t bytes, bool exchange, int warmup, int iters, bool cold = false,
+                 size_t pool = 0) {
   const bool leader = t.rank() < peer;
   const size_t n = static_cast<size_t>(bytes);
+  if (cold) pool = sbuf.size();
+  pool = std::min(pool, sbuf.size());
   const size_t stride = std::max<size_t>(n, 64 << 10),
-               slots = std::max<size_t>(1, sbuf.size() / stride);
+               slots = std::max<size_t>(1, pool / stride);
   std::vector<double> times;
   for (int i = 0; i < warmup + iters; ++i) {
     const double t0 = now_s();
-    const size_t off = cold && n <= sbuf.size() / 2 ? (static_cast<size_t>(i) % slots) * stride : 0;
+    const size_t off = pool > 0 && n <= pool / 2 ? (static_cast<size_t>(i) % slots) * stride : 0;
     if (exchange) {
       auto r = t.irecv(peer, rbuf.data() + off, n, kTagData);
       auto s = t.isend(peer, sbuf.data() + off, n, kTagData);
@@ -191,6 +196,51 @@ double time_pair(Transport& t, int peer, std::vector<char>& sbuf, std::vector<ch
   }
   const double per = median_of_means(times);
   return exchange ? per : per / 2;
+}
+
+// How much data a rank can cycle through and still find it in cache, measured rather than
+// read from sysfs: on a shared host the last-level cache is shared with other tenants.
+// Every pair exchanges 1 MiB messages cycling over pools of 1 ... 64 MiB per buffer; the
+// hot fraction of a pool is where its time lies between the 1 MiB pool (in cache) and the
+// 128 MiB buffers (not). The effective cache is where that fraction falls to one half, in
+// the simulator's terms: a block is reused after 2 x pool bytes (send + receive slots).
+json measure_cache(Transport& t, const World& w, const Options& o, int peer, double sysfs_bytes) {
+  constexpr int64_t kMsg = int64_t{1} << 20;
+  std::vector<char> sbuf(kColdBytes, 1), rbuf(sbuf.size(), 0);
+  const int n = std::max(20, o.iters);
+  auto timed = [&](bool cold, size_t pool) {
+    w.barrier();
+    double v = peer >= 0 ? time_pair(t, peer, sbuf, rbuf, kMsg, true, o.warmup_iters, n, cold, pool) : -1;
+    return w.mean_of_valid(v);
+  };
+  const double cold = timed(true, 0);
+  json probe = json::array();
+  std::vector<std::pair<double, double>> frac;  // (reuse distance, hot fraction)
+  double hot = 0;
+  for (size_t pool = size_t{1} << 20; pool <= (size_t{64} << 20); pool *= 2) {
+    const double tp = timed(false, pool);
+    if (pool == (size_t{1} << 20)) hot = tp;
+    const double h = cold > hot ? std::clamp((cold - tp) / (cold - hot), 0.0, 1.0) : 1.0;
+    probe.push_back({{"pool_bytes", pool}, {"exchange_s", tp}, {"hot_fraction", h}});
+    frac.emplace_back(2.0 * static_cast<double>(pool), h);
+  }
+  // The reuse distance at which the hot fraction crosses 1/2 (log interpolation).
+  double cache = -1;
+  if (cold > hot * 1.2) {  // a clear difference, else nothing to measure
+    if (frac.front().second <= 0.5) cache = frac.front().first;
+    for (size_t i = 1; i < frac.size() && cache < 0; ++i)
+      if (frac[i].second <= 0.5) {
+        const auto [d0, h0] = frac[i - 1];
+        const auto [d1, h1] = frac[i];
+        const double x = h0 > h1 ? (h0 - 0.5) / (h0 - h1) : 1.0;
+        cache = std::exp(std::log(d0) + x * (std::log(d1) - std::log(d0)));
+      }
+  }
+  json j = {{"message_bytes", kMsg}, {"exchange_hot_s", hot}, {"exchange_cold_s", cold},
+            {"pools", probe}, {"sysfs_bytes_per_rank", sysfs_bytes}};
+  // Never more than the sysfs share; cache stays -1 when the probe saw no cliff.
+  j["effective_bytes_per_rank"] = cache > 0 ? std::min(cache, sysfs_bytes) : -1.0;
+  return j;
 }
 
 int iters_for(int64_t bytes, int iters) {
@@ -459,6 +509,11 @@ int run_calibrate_mode(const Options& o, bool mpi) {
     doc["ranks_per_node"] = per_node.begin()->second;
     if (w.rank == 0 && !o.quiet) std::cerr << "hvdbench: calibrate: links within a node\n";
     links["intra_node"] = measure_links(*t, w, true, o, &exchange_latency);
+    if (!links["intra_node"].is_null()) {
+      if (w.rank == 0 && !o.quiet) std::cerr << "hvdbench: calibrate: effective cache\n";
+      doc["cache_probe"] = measure_cache(*t, w, o, partner_of(*t, true),
+                                         cache_share(per_node.begin()->second));
+    }
     if (w.rank == 0 && !o.quiet && per_node.size() > 1)
       std::cerr << "hvdbench: calibrate: links across nodes\n";
     double cross = -1;
@@ -469,6 +524,8 @@ int run_calibrate_mode(const Options& o, bool mpi) {
   if (!doc.contains("nodes")) doc["nodes"] = 1, doc["ranks_per_node"] = w.size;
   doc["links"] = links;
   doc["cache_bytes_per_rank"] = cache_share(doc["ranks_per_node"].get<int>());
+  if (doc.contains("cache_probe") && doc["cache_probe"]["effective_bytes_per_rank"].get<double>() > 0)
+    doc["cache_bytes_per_rank"] = doc["cache_probe"]["effective_bytes_per_rank"];
   if (w.rank == 0 && !o.quiet) std::cerr << "hvdbench: calibrate: copy and reduce throughput\n";
   doc["device"] = measure_device(w, o);
   split_overhead(w.size, exchange_latency, &rt);

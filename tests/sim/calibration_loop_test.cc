@@ -64,6 +64,27 @@ TEST(CalibrationLoop, PredictsHvdbenchResnet50AtNp2) {
   EXPECT_GT(c["device"]["reduce_bandwidth_Bps"].get<double>(), 1e8);
   EXPECT_GT(c["runtime"]["tiny_allreduce_s"].get<double>(), 0);
   EXPECT_GE(c["runtime"]["per_call_overhead_s"].get<double>(), 0);
+  // The caller-driven figure and the one through the loop thread, and what the simulator
+  // takes from them.
+  EXPECT_TRUE(c["runtime"]["caller_drives"].get<bool>());
+  EXPECT_GT(c["runtime"]["tiny_allreduce_via_loop_s"].get<double>(), 0);
+  EXPECT_GE(c["runtime"]["hand_off_s"].get<double>(), 0);
+  EXPECT_NEAR(c["runtime"]["per_message_overhead_s"].get<double>() * 3,
+              c["runtime"]["per_call_overhead_s"].get<double>(), 1e-12);  // np 2: 3 messages
+  // The cache probe: 1 MiB exchanges over pools of 1 ... 64 MiB; the cache the simulator
+  // uses is the measured one when the probe saw the cliff, never more than sysfs's share.
+  const json& probe = c["cache_probe"];
+  ASSERT_TRUE(probe.is_object());
+  EXPECT_EQ(probe["pools"].size(), 7u);
+  EXPECT_DOUBLE_EQ(probe["pools"][0]["hot_fraction"].get<double>(), 1.0);
+  for (const auto& q : probe["pools"]) {
+    EXPECT_GE(q["hot_fraction"].get<double>(), 0.0);
+    EXPECT_LE(q["hot_fraction"].get<double>(), 1.0);
+  }
+  const double eff = probe["effective_bytes_per_rank"].get<double>();
+  EXPECT_LE(eff, probe["sysfs_bytes_per_rank"].get<double>());
+  EXPECT_DOUBLE_EQ(c["cache_bytes_per_rank"].get<double>(),
+                   eff > 0 ? eff : probe["sysfs_bytes_per_rank"].get<double>());
 
   // Predict, then measure right after.
   ASSERT_EQ(run(std::string(HVDSIM_PATH) + " scenarios/localhost.json --set calibration=" + calib +
