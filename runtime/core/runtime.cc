@@ -128,6 +128,7 @@ Status RuntimeImpl::start() {
   start_autotune();
   running_ = true;
   last_cycle_ = opts_.platform->now();
+  last_cycle_end_ = last_cycle_.load();
   {
     std::unique_lock<Mutex> lk(*signal_->mu);
     signal_->drive = [this](HandleImpl& h) { drive_until(h); };
@@ -198,10 +199,14 @@ bool RuntimeImpl::wait_for_cycle() {
     if (wait > 0) p.sleep_for(wait);
     return true;
   }
+  // The idle period counts from the last cycle anyone ran: while a caller drives cycles
+  // (drive_until) the loop has no reason to start one of its own.
   std::unique_lock<Mutex> lk(*queue_mu_);
-  const double idle_deadline = p.now() + 0.01;
-  while (!has_work_locked() && !shutdown_requested_)
-    if (!wake_cv_->wait_until(*queue_mu_, idle_deadline)) return true;
+  while (!has_work_locked() && !shutdown_requested_) {
+    const double idle_deadline = last_cycle_end_ + 0.01;
+    if (!wake_cv_->wait_until(*queue_mu_, idle_deadline) && p.now() >= last_cycle_end_ + 0.01)
+      return true;
+  }
   return false;
 }
 
@@ -217,7 +222,11 @@ bool RuntimeImpl::run_cycle() {
     }
     loop_awaits_driver_ = false;
     if (loop_done_) return false;
-    if (!must_run && !has_work_locked() && !shutdown_requested_) return true;
+    // Nothing to do: woken for work a caller already took, or idle, but a caller's cycle
+    // ended less than the idle period ago.
+    if (event_driven_.load(std::memory_order_relaxed) && !has_work_locked() &&
+        !shutdown_requested_ && (!must_run || opts_.platform->now() < last_cycle_end_ + 0.01))
+      return true;
     driving_ = true;
   }
   const bool keep = cycle_body();
@@ -230,6 +239,7 @@ void RuntimeImpl::end_drive(bool keep_running) {
   {
     std::unique_lock<Mutex> lk(*queue_mu_);
     driving_ = false;
+    last_cycle_end_ = opts_.platform->now();
     if (!keep_running) loop_done_ = true;
     // Wake the loop only when it waits for this cycle to end, or has work a caller left it
     // (a wake per call would cost a thread switch, the very thing driving saves).

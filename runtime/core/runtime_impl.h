@@ -99,6 +99,7 @@ class RuntimeImpl {
   int process_set_counter_ = 0;
   int add_set_calls_ = 0;
   std::atomic<double> last_cycle_{0};
+  double last_cycle_end_ = 0;        // guarded by queue mutex: when the last cycle ended
   bool driving_ = false;             // guarded by queue mutex: a thread is running a cycle
   bool loop_done_ = false;
   bool loop_awaits_driver_ = false;  // guarded by queue mutex: the loop waits for driving_           // guarded by queue mutex: a cycle ended the runtime
