@@ -48,7 +48,7 @@ Sample measure(hvd::Transport& world, int64_t threshold, const std::vector<int64
   int64_t total = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     many.emplace_back(static_cast<size_t>(sizes[i]), 1.0f);
-    names.push_back("t" + std::to_string(i));
+    names.push_back(std::string("t").append(std::to_string(i)));
     total += sizes[i];
   }
   one[0].assign(static_cast<size_t>(total), 1.0f);

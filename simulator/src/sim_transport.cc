@@ -73,8 +73,7 @@ Channel* SimFabric::channel(int group, int src, int dst, int tag) {
   auto it = channels_.find(key);
   if (it != channels_.end()) return it->second.get();
   // Mailbox::by_name may let other actors run: create first, then publish.
-  sg4::Mailbox* mb = sg4::Mailbox::by_name("g" + std::to_string(group) + ":" + std::to_string(src) +
-                                           ">" + std::to_string(dst) + ":" + std::to_string(tag));
+  sg4::Mailbox* mb = sg4::Mailbox::by_name(std::string("g").append(std::to_string(group)).append(":").append(std::to_string(src)).append(">").append(std::to_string(dst)).append(":").append(std::to_string(tag)));
   auto& slot = channels_[key];
   if (!slot) {
     slot = std::make_unique<Channel>();

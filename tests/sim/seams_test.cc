@@ -176,7 +176,7 @@ TEST(SimSeams, RuntimeStartsAndShutsDown) {
       ends[static_cast<size_t>(k.rank)] = st.ok() ? k.platform->now() : -1;
     });
     std::string r = s.to_string();
-    for (double e : ends) r += ";" + std::to_string(e > 0);
+    for (double e : ends) r.append(";").append(std::to_string(e > 0));
     return r;
   });
   EXPECT_EQ(out, "OK;1;1;1;1");

@@ -48,7 +48,7 @@ std::string exercise(Runtime& rt) {
   for (int k = 0; k < 4; ++k) i32.push_back(values<int32_t>(r, 333 + k, 5 + k));
   for (int k = 0; k < 8; ++k) {
     Tensor t = tensor(f[static_cast<size_t>(k)], DataType::kFloat32, {static_cast<int64_t>(f[static_cast<size_t>(k)].size())});
-    hs.push_back(rt.allreduce_async("f" + std::to_string(k), t, t, ops[k % 4]));
+    hs.push_back(rt.allreduce_async(std::string("f").append(std::to_string(k)), t, t, ops[k % 4]));
   }
   for (int k = 0; k < 4; ++k) {
     Tensor t = tensor(i32[static_cast<size_t>(k)], DataType::kInt32, {static_cast<int64_t>(i32[static_cast<size_t>(k)].size())});

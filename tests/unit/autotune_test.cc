@@ -226,7 +226,7 @@ void autotuned_run(int size, int ranks_per_node) {
           for (int i = 0; i < kTensors; ++i) {
             auto& b = bufs[static_cast<size_t>(i)];
             Tensor t{b.data(), DataType::kFloat32, {static_cast<int64_t>(b.size())}};
-            hs.push_back(rt.allreduce_async("g" + std::to_string(i), t, t, ReduceOp::kSum));
+            hs.push_back(rt.allreduce_async(std::string("g").append(std::to_string(i)), t, t, ReduceOp::kSum));
           }
           int64_t last = -1;
           for (auto& h : hs) {
