@@ -72,4 +72,68 @@ Status rhd_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType dt
   return Status::OK();
 }
 
+Status rhd_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& out,
+                     DataType dt, ReduceOp op) {
+  const int p = c.t.size();
+  const int r = c.t.rank();
+  const int64_t count = out.count();
+  if (count == 0) return Status::OK();
+  if (p == 1) {
+    copy_pieces(c, in, out);
+    return Status::OK();
+  }
+  int p2 = 1;
+  while (p2 * 2 <= p) p2 *= 2;
+  const int rem = p - p2;
+  // Sends and receives of whole ranges of `out` (empty ranges move nothing on both sides).
+  auto swap = [&](int partner, Range send_r, Range recv_r) -> Status {
+    std::unique_ptr<Request> rq, sq;
+    if (recv_r.hi > recv_r.lo) rq = c.t.irecvv(partner, out.range(recv_r.lo, recv_r.hi), kTagData);
+    if (send_r.hi > send_r.lo) sq = c.t.isendv(partner, out.range(send_r.lo, send_r.hi), kTagData);
+    Status s = rq ? rq->wait(c.deadline) : Status::OK();
+    Status t = sq ? sq->wait(c.deadline) : Status::OK();
+    return s.ok() ? t : s;
+  };
+  // Until this rank has reduced once, its data is still in `in` and `out` holds nothing.
+  bool fresh = true;
+  const int v = r >= 2 * rem ? r - rem : (r % 2 ? r / 2 : -1);
+  if (r < 2 * rem && r % 2 == 0) {
+    Status s = send_recv_reduce(c, r + 1, in, 0, count, r + 1, out, 0, 0, dt, op);
+    if (!s.ok()) return s;
+  } else if (r < 2 * rem) {
+    Status s = send_recv_reduce(c, r - 1, in, 0, 0, r - 1, out, 0, count, dt, op, &in);
+    if (!s.ok()) return s;
+    fresh = false;
+  }
+  if (v >= 0) {
+    std::vector<Range> history;
+    Range cur{0, count};
+    for (int mask = p2 / 2; mask >= 1; mask /= 2) {
+      const int partner = real_rank(v ^ mask, rem);
+      const int64_t mid = cur.lo + (cur.hi - cur.lo) / 2;
+      const bool lower = (v & mask) == 0;
+      Range keep = lower ? Range{cur.lo, mid} : Range{mid, cur.hi};
+      Range give = lower ? Range{mid, cur.hi} : Range{cur.lo, mid};
+      Status s = send_recv_reduce(c, partner, fresh ? in : out, give.lo, give.hi, partner, out,
+                                  keep.lo, keep.hi, dt, op, fresh ? &in : nullptr);
+      if (!s.ok()) return s;
+      fresh = false;
+      history.push_back(cur);
+      cur = keep;
+    }
+    for (int mask = 1; mask < p2; mask *= 2) {
+      const int partner = real_rank(v ^ mask, rem);
+      const Range parent = history.back();
+      history.pop_back();
+      const Range other = cur.lo == parent.lo ? Range{cur.hi, parent.hi} : Range{parent.lo, cur.lo};
+      Status s = swap(partner, cur, other);
+      if (!s.ok()) return s;
+      cur = parent;
+    }
+  }
+  if (r < 2 * rem && r % 2 == 0) return swap(r + 1, Range{0, 0}, Range{0, count});
+  if (r < 2 * rem) return swap(r - 1, Range{0, count}, Range{0, 0});
+  return Status::OK();
+}
+
 }  // namespace hvd

@@ -11,4 +11,10 @@ namespace hvd {
 /// In-place allreduce of `count` elements of `buf`.
 Status rhd_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType dt, ReduceOp op);
 
+/// Out of place over pieces: reads `in`, writes `out` (the same layout). The first step a
+/// rank reduces in (the fold, or the first halving step) combines `in` with what arrives
+/// straight into `out`, so nothing is copied up front (as ring_allreduce's pieces form).
+Status rhd_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& out,
+                     DataType dt, ReduceOp op);
+
 }  // namespace hvd

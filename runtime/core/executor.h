@@ -28,7 +28,7 @@ class Executor {
   enum class Algo { kRing, kRhd, kDirect, kHierarchical, kNative };
   Algo choose_allreduce(int64_t bytes) const;
   Status allreduce_with(void* buf, int64_t count);
-  Status allreduce_in_place_pieces(int64_t total, bool direct);
+  Status allreduce_in_place_pieces(int64_t total, Algo algo);
   void take_entries();
   void complete_all(const Status& s);
   /// Runs `fn` and records it as a timeline phase called `name`.

@@ -75,10 +75,10 @@ Status Executor::allreduce_with(void* buf, int64_t count) {
   });
 }
 
-// Ring allreduce straight from the tensors' inputs into their outputs: no fusion-buffer
+// Ring, recursive halving-doubling or direct allreduce straight from the tensors' inputs into their outputs: no fusion-buffer
 // copies, no up-front input→output copy (host memory, where copies cost as much as the
 // transfer).
-Status Executor::allreduce_in_place_pieces(int64_t total, bool direct) {
+Status Executor::allreduce_in_place_pieces(int64_t total, Algo algo) {
   const DataType dt = r_.dtype;
   const size_t es = dtype_size(dt);
   Device& d = dev();
@@ -106,10 +106,14 @@ Status Executor::allreduce_in_place_pieces(int64_t total, bool direct) {
     off += static_cast<size_t>(n) * es;
   }
   const ReduceOp op = r_.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : r_.reduce_op;
-  algorithm_ = direct ? "DIRECT_ALLREDUCE" : "RING_ALLREDUCE";
+  algorithm_ = algo == Algo::kDirect ? "DIRECT_ALLREDUCE"
+               : algo == Algo::kRhd  ? "RHD_ALLREDUCE"
+                                     : "RING_ALLREDUCE";
   Status s = phase(algorithm_, "communication", [&] {
     CollectiveContext c = ctx(*ps_.t);
-    return direct ? direct_allreduce(c, in, out, dt, op) : ring_allreduce(c, in, out, dt, op);
+    if (algo == Algo::kDirect) return direct_allreduce(c, in, out, dt, op);
+    if (algo == Algo::kRhd) return rhd_allreduce(c, in, out, dt, op);
+    return ring_allreduce(c, in, out, dt, op);
   });
   if (!s.ok()) return s;
   double post = r_.postscale;
@@ -127,9 +131,9 @@ Status Executor::allreduce() {
   void* buf;
   const bool in_place = entries_.size() == 1 && entries_[0].has_value();
   const Algo algo = choose_allreduce(total * static_cast<int64_t>(es));
-  if (d.scatter_gather() && (algo == Algo::kDirect ||
+  if (d.scatter_gather() && (algo == Algo::kDirect || algo == Algo::kRhd ||
                              (algo == Algo::kRing && cfg_.allreduce_algorithm != "pipelined_ring")))
-    return allreduce_in_place_pieces(total, algo == Algo::kDirect);
+    return allreduce_in_place_pieces(total, algo);
   if (in_place) {  // one tensor: work directly in its output, no fusion buffer
     const OpRequest& q = entries_[0]->req;
     buf = q.output.data;
