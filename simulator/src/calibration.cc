@@ -3,6 +3,7 @@
 // (or --set, or a sweep) says explicitly, so explicit values win; the loader then checks them
 // as if they had been written by hand. "what_if": extra points, each the base scenario with
 // some values set.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -141,6 +142,22 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     link_factors(l, "inter_node");
     fill(doc, "cluster.network.efficiency", 1.0);
     fill(doc, "cluster.network.message_overhead", "0us");
+  }
+  // The probe's hot fraction against reuse distance (2 x pool: send and receive slots).
+  if (c.contains("cache_probe") && c["cache_probe"].is_object() &&
+      c["cache_probe"].contains("pools") && c["cache_probe"]["pools"].is_array()) {
+    // Running minimum: data does not get hotter the longer ago it was touched (the probe's
+    // far pools scatter around 0 by noise).
+    json curve = json::array();
+    double last = 0, floor = 1;
+    for (const json& q : c["cache_probe"]["pools"]) {
+      const double d = 2 * number(q, shown, "cache_probe.pools[]", "pool_bytes", true);
+      const double h = number(q, shown, "cache_probe.pools[]", "hot_fraction", true);
+      floor = std::min(floor, std::clamp(h, 0.0, 1.0));
+      if (d > last) curve.push_back({d, floor});
+      last = d;
+    }
+    if (!curve.empty()) fill(doc, "simulation.cache_curve", curve);
   }
   if (c.contains("cache_bytes_per_rank"))
     fill(doc, "simulation.cache",

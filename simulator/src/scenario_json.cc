@@ -330,12 +330,29 @@ void read_simulation(const json& j, ScenarioPoint* o) {
   const std::string path = "simulation";
   only_keys(j, path,
             {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib",
-             "device_tolerance", "wakeup_latency", "bandwidth_factors", "cache", "train_transfers"});
+             "device_tolerance", "wakeup_latency", "bandwidth_factors", "cache", "cache_curve",
+             "train_transfers"});
   if (j.contains("cache")) {
     const json& v = j["cache"];
     auto b = v.is_string() ? parse_bytes(v.get<std::string>()) : std::nullopt;
     if (!b || *b < 0) fail("simulation.cache", v, "a size (e.g. \"16MiB\"; \"0\": no cache model)");
     o->simulation.cache_bytes = static_cast<double>(*b);
+  }
+  if (j.contains("cache_curve")) {
+    const json& v = j["cache_curve"];
+    if (!v.is_array() || v.empty())
+      fail("simulation.cache_curve", v, "a non-empty array of [reuse distance bytes, hot fraction]");
+    auto& out = o->simulation.cache_curve;
+    out.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      const json& e = v[i];
+      const std::string pi = "simulation.cache_curve[" + std::to_string(i) + "]";
+      if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number() ||
+          !(e[0].get<double>() >= 1) || !(e[1].get<double>() >= 0) || !(e[1].get<double>() <= 1) ||
+          (i > 0 && !(e[0].get<double>() > v[i - 1][0].get<double>())))
+        fail(pi, e, "a [bytes >= 1, hot fraction in [0, 1]] pair, bytes increasing");
+      out.emplace_back(e[0].get<double>(), e[1].get<double>());
+    }
   }
   if (j.contains("bandwidth_factors")) read_factors(j["bandwidth_factors"], &o->simulation);
   o->simulation.wakeup_latency =

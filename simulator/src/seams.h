@@ -98,6 +98,8 @@ class SimFabric {
   std::vector<std::pair<double, double>> bandwidth_factors[2], bandwidth_factors_cold[2];
   /// SimModelSpec::cache_bytes.
   double cache_bytes = 0;
+  /// SimModelSpec::cache_curve.
+  std::vector<std::pair<double, double>> cache_curve;
   /// The channel of messages (group, src, dst, tag) (world ranks).
   Channel* channel(int group, int src, int dst, int tag);
   /// Registers one side of a message; on match copies the bytes when both sides are real

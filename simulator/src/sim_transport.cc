@@ -58,8 +58,13 @@ double SimFabric::touch(int r, const std::vector<IoPiece>& pieces) {
     for (uintptr_t b = a / kCacheBlock; b <= (end - 1) / kCacheBlock; ++b) {
       const uintptr_t lo = std::max(a, b * kCacheBlock), hi = std::min(end, (b + 1) * kCacheBlock);
       auto it = c.blocks.find(b);
-      if (it != c.blocks.end() && c.touched - it->second < cache_bytes)
-        hot += static_cast<double>(hi - lo);
+      if (it != c.blocks.end()) {
+        const double distance = c.touched - it->second;
+        if (!cache_curve.empty())
+          hot += static_cast<double>(hi - lo) * factor_at(cache_curve, std::max(1.0, distance));
+        else if (distance < cache_bytes)
+          hot += static_cast<double>(hi - lo);
+      }
       c.blocks[b] = c.touched + total;
     }
   }

@@ -82,6 +82,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
     fabric->bandwidth_factors_cold[k] = o.model.bandwidth_factors_cold[k];
   }
   fabric->cache_bytes = o.model.cache_bytes;
+  fabric->cache_curve = o.model.cache_curve;
   DeviceCostSpec host_cost = o.gpu_cost;
   host_cost.host_staged = false;
   for (int r = 0; r < o.np; ++r) {

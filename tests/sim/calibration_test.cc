@@ -222,6 +222,59 @@ TEST(Calibration, InCacheRatesSpeedUpSmallAllreducesAndJustReceivedSegments) {
   EXPECT_NEAR(big_hot / big_cold, 0.625, 0.03) << big_cold << " -> " << big_hot;
 }
 
+// A hot-fraction curve instead of the all-or-nothing cache: with every reused block half
+// hot, a small allreduce repeated on the same buffers takes the mean of the all-hot and the
+// all-cold time (the device work is linear in the hot fraction; the links are free).
+TEST(Calibration, CacheCurveBlendsHotAndColdByReuseDistance) {
+  const char* text = R"({"cluster": {"nodes": 1, "gpus_per_node": 2,
+      "intra_node": {"bandwidth": "100000GBps", "latency": "0us"},
+      "device": {"copy_bandwidth": "10GBps", "reduce_bandwidth": "5GBps", "scatter_gather": true,
+                 "reduce_bandwidth_hot": "20GBps", "copy_bandwidth_hot": "40GBps"}},
+    "workload": {"models": ["resnet50"]}, "runtime": {"cycle_time_ms": 0},
+    "simulation": {"cache": "4MiB"}, "sweep": {"np": [2]}})";
+  auto time_of = [&](std::vector<std::string> sets) {
+    Scenario sc;
+    Status s = parse_scenario(text, "curve.json", sets, &sc);
+    EXPECT_TRUE(s.ok()) << s.message();
+    std::vector<CollectivePoint> out;
+    EXPECT_TRUE(simulate_allreduce_sweep(sc.points[0], 2, {256 << 10}, 4, 20, &out).ok());
+    return out.empty() ? 0.0 : out[0].seconds;
+  };
+  const double hot = time_of({}), cold = time_of({"simulation.cache_curve=[[1, 0.0]]"});
+  const double half = time_of({"simulation.cache_curve=[[1, 0.5], [1e12, 0.5]]"});
+  EXPECT_LT(hot, cold * 0.4);
+  EXPECT_NEAR(half, (hot + cold) / 2, 0.02 * cold) << hot << " " << half << " " << cold;
+  // A curve falling from 1 to 0 between 64 KiB and 128 MiB of reuse distance lands between.
+  const double falling = time_of({"simulation.cache_curve=[[65536, 1], [134217728, 0]]"});
+  EXPECT_GT(falling, hot);
+  EXPECT_LT(falling, cold);
+  Scenario sc;
+  Status s = parse_scenario(text, "curve.json", {"simulation.cache_curve=[[2048, 1], [1024, 0]]"}, &sc);
+  EXPECT_NE(s.message().find("simulation.cache_curve[1]"), std::string::npos) << s.message();
+  s = parse_scenario(text, "curve.json", {"simulation.cache_curve=[[2048, 1.5]]"}, &sc);
+  EXPECT_NE(s.message().find("hot fraction in [0, 1]"), std::string::npos) << s.message();
+}
+
+// The calibration's cache probe becomes the curve: reuse distance 2 x pool, the hot
+// fraction never rising with distance.
+TEST(Calibration, CacheProbeBecomesTheHotFractionCurve) {
+  TempDir t;
+  json c = calibration();
+  c["cache_probe"] = {{"pools", json::array({{{"pool_bytes", 1 << 20}, {"hot_fraction", 1.0}},
+                                             {{"pool_bytes", 2 << 20}, {"hot_fraction", 0.8}},
+                                             {{"pool_bytes", 4 << 20}, {"hot_fraction", 0.3}},
+                                             {{"pool_bytes", 8 << 20}, {"hot_fraction", 0.4}}})}};
+  t.write("sub/calib.json", c.dump());
+  Scenario sc;
+  ASSERT_TRUE(load(t, kScenario, &sc).ok());
+  const auto& curve = sc.points.at(0).simulation.cache_curve;
+  ASSERT_EQ(curve.size(), 4u);
+  EXPECT_DOUBLE_EQ(curve[0].first, 2.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(curve[1].second, 0.8);
+  EXPECT_DOUBLE_EQ(curve[2].second, 0.3);
+  EXPECT_DOUBLE_EQ(curve[3].second, 0.3);  // 0.4 was noise
+}
+
 // Runs a scenario; returns the records.
 std::vector<report::RunRecord> run(const std::string& text) {
   Scenario sc;

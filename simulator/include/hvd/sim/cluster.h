@@ -107,6 +107,11 @@ struct SimModelSpec {
   /// message's bytes are in cache when the rank touched them (sent or received) less than
   /// this many bytes ago; buffers without an address (phantom gradients) are never.
   double cache_bytes = 0;
+  /// Optional: the hot fraction against reuse distance, (bytes, fraction in [0, 1]) points
+  /// with increasing bytes (log-size interpolation, flat beyond the ends). When given, a
+  /// block touched d bytes ago counts as hot by that fraction instead of all-or-nothing at
+  /// cache_bytes (from a calibration's cache probe).
+  std::vector<std::pair<double, double>> cache_curve;
 };
 
 /// Parses a dragonfly description "G,g;C,c;R,r;N" into {G,g,C,c,R,r,N} (all positive);
