@@ -14,62 +14,8 @@ int real_rank(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
 }  // namespace
 
 Status rhd_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType dt, ReduceOp op) {
-  const int p = c.t.size();
-  const int r = c.t.rank();
-  if (p == 1 || count == 0) return Status::OK();
-  const size_t es = dtype_size(dt);
-  const size_t total = static_cast<size_t>(count) * es;
-  int p2 = 1;
-  while (p2 * 2 <= p) p2 *= 2;
-  const int rem = p - p2;
-
-  // Fold: among the first 2·rem ranks, even ones hand their data to the odd neighbour.
-  int v = r >= 2 * rem ? r - rem : (r % 2 ? r / 2 : -1);
-  if (r < 2 * rem && r % 2 == 0) {
-    // Same segmentation as the receiver's send_recv_reduce, so message boundaries match.
-    Status s = send_recv_reduce(c, r + 1, buf, total, r + 1, nullptr, 0, dt, op);
-    if (!s.ok()) return s;
-  } else if (r < 2 * rem) {
-    Status s = send_recv_reduce(c, r - 1, nullptr, 0, r - 1, buf, count, dt, op);
-    if (!s.ok()) return s;
-  }
-
-  if (v >= 0) {
-    // Recursive halving: keep half of the current range, reduce the partner's copy of it.
-    std::vector<Range> history;
-    Range cur{0, count};
-    for (int mask = p2 / 2; mask >= 1; mask /= 2) {
-      const int partner = real_rank(v ^ mask, rem);
-      const int64_t mid = cur.lo + (cur.hi - cur.lo) / 2;
-      const bool lower = (v & mask) == 0;
-      Range keep = lower ? Range{cur.lo, mid} : Range{mid, cur.hi};
-      Range give = lower ? Range{mid, cur.hi} : Range{cur.lo, mid};
-      Status s = send_recv_reduce(c, partner, offset(buf, give.lo * es),
-                                  static_cast<size_t>(give.hi - give.lo) * es, partner,
-                                  offset(buf, keep.lo * es), keep.hi - keep.lo, dt, op);
-      if (!s.ok()) return s;
-      history.push_back(cur);
-      cur = keep;
-    }
-    // Recursive doubling: swap reduced halves back up the same tree.
-    for (int mask = 1; mask < p2; mask *= 2) {
-      const int partner = real_rank(v ^ mask, rem);
-      const Range parent = history.back();
-      history.pop_back();
-      const Range other = cur.lo == parent.lo ? Range{cur.hi, parent.hi} : Range{parent.lo, cur.lo};
-      Status s = sendrecv(c.t, partner, offset(buf, cur.lo * es),
-                          static_cast<size_t>(cur.hi - cur.lo) * es, partner,
-                          offset(buf, other.lo * es), static_cast<size_t>(other.hi - other.lo) * es,
-                          kTagData, c.deadline);
-      if (!s.ok()) return s;
-      cur = parent;
-    }
-  }
-
-  // Unfold: odd ranks return the result to the even ranks that sat out.
-  if (r < 2 * rem && r % 2 == 0) return recv(c.t, r + 1, buf, total, kTagData, c.deadline);
-  if (r < 2 * rem) return send(c.t, r - 1, buf, total, kTagData, c.deadline);
-  return Status::OK();
+  const PieceBuffer b(buf, count, dtype_size(dt));
+  return rhd_allreduce(c, b, b, dt, op);
 }
 
 Status rhd_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& out,
@@ -77,9 +23,10 @@ Status rhd_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuf
   const int p = c.t.size();
   const int r = c.t.rank();
   const int64_t count = out.count();
+  const bool separate = &in != &out;  // in place: `out` holds this rank's data from the start
   if (count == 0) return Status::OK();
   if (p == 1) {
-    copy_pieces(c, in, out);
+    if (separate) copy_pieces(c, in, out);
     return Status::OK();
   }
   int p2 = 1;
@@ -94,18 +41,22 @@ Status rhd_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuf
     Status t = sq ? sq->wait(c.deadline) : Status::OK();
     return s.ok() ? t : s;
   };
-  // Until this rank has reduced once, its data is still in `in` and `out` holds nothing.
-  bool fresh = true;
+  // Fold: among the first 2·rem ranks, even ones hand their data to the odd neighbour and
+  // get the result back at the end. Out of place, until this rank has reduced once its
+  // data is still in `in` and `out` holds nothing.
+  bool fresh = separate;
   const int v = r >= 2 * rem ? r - rem : (r % 2 ? r / 2 : -1);
   if (r < 2 * rem && r % 2 == 0) {
     Status s = send_recv_reduce(c, r + 1, in, 0, count, r + 1, out, 0, 0, dt, op);
     if (!s.ok()) return s;
   } else if (r < 2 * rem) {
-    Status s = send_recv_reduce(c, r - 1, in, 0, 0, r - 1, out, 0, count, dt, op, &in);
+    Status s = send_recv_reduce(c, r - 1, in, 0, 0, r - 1, out, 0, count, dt, op,
+                                separate ? &in : nullptr);
     if (!s.ok()) return s;
     fresh = false;
   }
   if (v >= 0) {
+    // Recursive halving: keep half of the current range, reduce the partner's copy of it.
     std::vector<Range> history;
     Range cur{0, count};
     for (int mask = p2 / 2; mask >= 1; mask /= 2) {
@@ -121,6 +72,7 @@ Status rhd_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuf
       history.push_back(cur);
       cur = keep;
     }
+    // Recursive doubling: swap reduced halves back up the same tree.
     for (int mask = 1; mask < p2; mask *= 2) {
       const int partner = real_rank(v ^ mask, rem);
       const Range parent = history.back();
@@ -131,6 +83,7 @@ Status rhd_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuf
       cur = parent;
     }
   }
+  // Unfold: odd ranks return the result to the even ranks that sat out.
   if (r < 2 * rem && r % 2 == 0) return swap(r + 1, Range{0, 0}, Range{0, count});
   if (r < 2 * rem) return swap(r - 1, Range{0, count}, Range{0, 0});
   return Status::OK();

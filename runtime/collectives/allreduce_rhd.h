@@ -14,6 +14,7 @@ Status rhd_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType dt
 /// Out of place over pieces: reads `in`, writes `out` (the same layout). The first step a
 /// rank reduces in (the fold, or the first halving step) combines `in` with what arrives
 /// straight into `out`, so nothing is copied up front (as ring_allreduce's pieces form).
+/// Passing the same object as `in` and `out` reduces in place (what the first overload does).
 Status rhd_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& out,
                      DataType dt, ReduceOp op);
 
