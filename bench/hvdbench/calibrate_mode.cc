@@ -77,8 +77,12 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-const std::vector<int64_t> kSizes = {8,       64,      512,     4 << 10, 32 << 10, 256 << 10,
-                                     1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 64 << 20};
+// Every power of two from 512 B to 256 KiB: MPI switches protocol in there (eager below
+// ~4 KiB on shared memory, rendezvous above), and a log-size line drawn across the switch
+// from points 8x apart put the 2 KiB halves of a 4 KiB RHD allreduce on the rendezvous side.
+const std::vector<int64_t> kSizes = {8,        64,       512,       1 << 10,   2 << 10,  4 << 10,
+                                     8 << 10,  16 << 10, 32 << 10,  64 << 10,  128 << 10, 256 << 10,
+                                     1 << 20,  2 << 20,  4 << 20,   8 << 20,   16 << 20, 64 << 20};
 constexpr size_t kDeviceBytes = size_t{64} << 20;
 constexpr size_t kHotDeviceBytes = size_t{1} << 20;  // per operand: in cache with both ranks' copies
 constexpr size_t kColdBytes = size_t{128} << 20;  // per buffer: 4x a typical last-level cache
