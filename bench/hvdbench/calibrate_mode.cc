@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "hvd/device.h"
@@ -330,26 +331,33 @@ json measure_links(Transport& t, const World& w, bool same_node, const Options& 
   return j;
 }
 
-template <typename Fn>
-double best_rate(const World& w, Fn once, int reps, size_t bytes = kDeviceBytes) {
-  once();  // first touch
-  // Every rank at once, in 5 phases that start together: a phase lasts until its slowest
-  // rank is through (the barrier at its end; the longest barrier-to-barrier time). Where ranks outnumber cores (np 4 on 2 here) they take turns, and a
-  // rank's own op times would show a core to itself (the median of them certainly would);
-  // the phase's wall time shows the throughput each rank gets while all of them work, as
-  // in the steps of a ring. The median phase: one long stall from other work does not
-  // decide the figure.
-  const int phases = std::min(5, std::max(1, reps)), per = std::max(1, reps / phases);
-  std::vector<double> times;
-  for (int ph = 0; ph < phases; ++ph) {
+// Throughput of two operations (copy, reduce) of `bytes` each, every rank at once, in
+// `phases` phases of `per` operations of each kind that start together: a phase lasts
+// until its slowest rank is through (the barrier at its end; the longest barrier-to-barrier
+// time). Where ranks outnumber cores (np 4 on 2 here) they take turns, and a rank's own op
+// times would show a core to itself; the phase's wall time shows the throughput each rank
+// gets while all of them work, as in the steps of a ring. Copy and reduce phases alternate,
+// so both figures sample the same minutes of a host whose memory speed drifts, and each is
+// the median phase: one long stall from other work does not decide it.
+template <typename A, typename B>
+std::pair<double, double> phase_rates(const World& w, A op_a, B op_b, int phases, int per,
+                                      size_t bytes) {
+  op_a(), op_b();  // first touch
+  std::vector<double> ta, tb;
+  auto phase = [&](auto& op, std::vector<double>& out) {
     w.barrier();
     const double t0 = now_s();
-    for (int i = 0; i < per; ++i) once();
+    for (int i = 0; i < per; ++i) op();
     w.barrier();  // a rank that got its core late started late: wait for it
-    times.push_back(w.max_of(now_s() - t0) / per);
-  }
-  std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
-  return static_cast<double>(bytes) / times[times.size() / 2];
+    out.push_back(w.max_of(now_s() - t0) / per);
+  };
+  for (int ph = 0; ph < phases; ++ph) phase(op_a, ta), phase(op_b, tb);
+  auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const double n = static_cast<double>(bytes);
+  return {n / median(ta), n / median(tb)};
 }
 
 // Copy and reduce throughput of a buffer far larger than the caches (memory-bound: what a
@@ -358,20 +366,19 @@ double best_rate(const World& w, Fn once, int reps, size_t bytes = kDeviceBytes)
 json measure_device(const World& w, const Options& o) {
   auto cpu = make_cpu_device();
   std::vector<float> a(kDeviceBytes / sizeof(float), 1.0f), b(a.size(), 2.0f);
-  auto rates = [&](size_t bytes, int reps, double* copy, double* reduce) {
-    *copy = best_rate(
-        w, [&] { cpu->copy(a.data(), b.data(), bytes); }, reps, bytes);
-    *reduce = best_rate(
-        w,
+  auto rates = [&](size_t bytes, int phases, int per, double* copy, double* reduce) {
+    std::tie(*copy, *reduce) = phase_rates(
+        w, [&] { cpu->copy(a.data(), b.data(), bytes); },
         [&] {
           cpu->reduce(a.data(), b.data(), static_cast<int64_t>(bytes / sizeof(float)), DataType::kFloat32,
                       ReduceOp::kSum);
         },
-        reps, bytes);
+        phases, per, bytes);
   };
   double copy = 0, reduce = 0, copy_hot = 0, reduce_hot = 0;
-  rates(kDeviceBytes, std::max(5, o.iters / 2), &copy, &reduce);
-  rates(kHotDeviceBytes, std::max(500, o.iters * 25), &copy_hot, &reduce_hot);
+  // 9 phases of 64 MiB x 3 (a phase is tens of ms: several scheduler turns), and of 1 MiB x 100.
+  rates(kDeviceBytes, 9, std::max(3, o.iters / 6), &copy, &reduce);
+  rates(kHotDeviceBytes, 9, std::max(100, o.iters * 5), &copy_hot, &reduce_hot);
   return {{"buffer_bytes", kDeviceBytes},
           {"copy_bandwidth_Bps", copy},
           {"reduce_bandwidth_Bps", reduce},
