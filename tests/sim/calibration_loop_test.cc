@@ -1,15 +1,18 @@
 // The calibration loop, small: calibrate this machine at -np 2 (few iterations), predict
 // hvdbench --model resnet50 -np 2 with hvdsim and scenarios/localhost.json using that
-// calibration, measure a short hvdbench run, and compare. The band is generous (35 %):
-// CI is a noisy, shared 2-core box. ResNet-50 as hvdbench runs it by default (P100 reference
-// compute): at H100 speed single rounds of this loop varied by -37..+56 % on a busy box
-// (docs/simulator.md), too noisy for a test that must not flake.
+// calibration, measure a short hvdbench run, and compare within the 10 %.
+// ResNet-50 as hvdbench runs it by default (P100 reference compute: 190 ms of backward hide
+// the 97.5 MiB of gradients even when CI's other tests slow the exchange 2x; every round
+// of scripts/validate_localhost.py so far was within 1 %). At H100 speed single rounds of
+// the loop vary by -25..+16 % on this noisy 2-core box (docs/simulator.md), too noisy for a
+// test that must not flake.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -57,7 +60,12 @@ TEST(CalibrationLoop, PredictsHvdbenchResnet50AtNp2) {
   EXPECT_LT(l["latency_s"].get<double>(), 1e-3);
   EXPECT_GT(l["bandwidth_Bps"].get<double>(), 1e8);
   EXPECT_LT(l["bandwidth_Bps"].get<double>(), 1e12);
-  EXPECT_GE(l["table"].size(), 10u);
+  // Every power of two from 512 B to 256 KiB (the protocol switches lie in there), 8 B to 64 MiB.
+  std::set<int64_t> sizes;
+  for (const auto& row : l["table"]) sizes.insert(row["bytes"].get<int64_t>());
+  for (int64_t b = 512; b <= (256 << 10); b *= 2) EXPECT_TRUE(sizes.count(b)) << b << " B missing";
+  EXPECT_EQ(*sizes.begin(), 8);
+  EXPECT_EQ(*sizes.rbegin(), int64_t{64} << 20);
   for (const auto& f : l["bandwidth_factors"]) EXPECT_GE(f[1].get<double>(), 1.0 - 1e-9);
   EXPECT_TRUE(c["links"]["inter_node"].is_null());
   EXPECT_GT(c["device"]["copy_bandwidth_Bps"].get<double>(), 1e8);
@@ -100,10 +108,10 @@ TEST(CalibrationLoop, PredictsHvdbenchResnet50AtNp2) {
   const json* m = np_run(real_report, 2);
   ASSERT_TRUE(p && m);
   const double predicted = (*p)["step_time_s"], measured = (*m)["step_time_s"];
-  EXPECT_NEAR(predicted / measured, 1.0, 0.35)
+  EXPECT_NEAR(predicted / measured, 1.0, 0.10)
       << "predicted " << predicted * 1e3 << " ms, measured " << measured * 1e3 << " ms";
   EXPECT_NEAR((*p)["images_per_sec"].get<double>() / (*m)["images_per_sec"].get<double>(), 1.0,
-              0.35);
+              0.10);
   run("rm -rf " + dir);
 }
 
