@@ -521,7 +521,9 @@ int run_calibrate_mode(const Options& o, bool mpi) {
   links["inter_node"] = nullptr;
 #ifdef HVD_HAVE_MPI
   if (mpi && w.size > 1) {
-    std::unique_ptr<Transport> t = make_mpi_world_transport();
+    Config cfg;  // ranks_per_node: a multi-node layout on one host (measure_runtime checked the knobs)
+    (void)Config::from_process_env(&cfg);
+    std::unique_ptr<Transport> t = make_mpi_world_transport(cfg.ranks_per_node);
     std::map<int, int> per_node;
     for (int r = 0; r < t->size(); ++r) ++per_node[t->node_of(r)];
     doc["nodes"] = per_node.size();

@@ -73,6 +73,7 @@ struct KnobFlags {
   bool autotune = false;
   std::string allreduce_algorithm;
   std::string log_level;
+  int64_t ranks_per_node = -1;
   // Raw size strings of collective mode (parsed by parse_size for nccl-tests spellings).
   std::string min_bytes = "32M";
   std::string max_bytes = "32M";
@@ -172,6 +173,10 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
   app->add_option("--allreduce-algorithm,--algorithm", k->allreduce_algorithm,
                   "auto|ring|pipelined_ring|rhd|direct|hierarchical|native")
       ->group(knobs);
+  app->add_option("--ranks-per-node", k->ranks_per_node,
+                  "every k consecutive ranks of a host count as one node (emulated nodes: "
+                  "hierarchical algorithms, --calibrate's across-node links)")
+      ->group(knobs);
   app->add_option("--log-level", k->log_level, "trace|debug|info|warning|error")->group(knobs);
   return app;
 }
@@ -211,6 +216,10 @@ std::string collect_knobs(const KnobFlags& k, Options* o) {
   if (k.autotune) env["HVD_AUTOTUNE"] = "1";
   if (!k.allreduce_algorithm.empty()) env["HVD_ALLREDUCE_ALGORITHM"] = k.allreduce_algorithm;
   if (!k.log_level.empty()) env["HVD_LOG_LEVEL"] = k.log_level;
+  if (k.ranks_per_node != -1) {
+    if (k.ranks_per_node < 1) return "--ranks-per-node must be at least 1";
+    env["HVD_RANKS_PER_NODE"] = std::to_string(k.ranks_per_node);
+  }
   Config c;
   for (const auto& [name, value] : env) {
     Status s = c.set(name, value);

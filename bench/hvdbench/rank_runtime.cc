@@ -25,7 +25,7 @@ Status RankRuntime::start(WorldKind kind, const Config& config, double origin,
   r->cpu_ = make_cpu_device();
   if (kind == WorldKind::kMpi) {
 #ifdef HVD_HAVE_MPI
-    r->transport_ = make_mpi_world_transport();
+    r->transport_ = make_mpi_world_transport(config.ranks_per_node);
 #else
     return Status::Precondition("hvdbench was built without MPI");
 #endif

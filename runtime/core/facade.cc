@@ -37,7 +37,7 @@ Status init() {
 #ifdef HVD_HAVE_MPI
   s = init_mpi(nullptr, nullptr);
   if (!s.ok()) return s;
-  d.transport = make_mpi_world_transport();
+  d.transport = make_mpi_world_transport(cfg.ranks_per_node);
 #else
   d.local_world = std::make_unique<LocalWorld>(1);
   d.transport = d.local_world->transport(0);

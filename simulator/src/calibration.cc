@@ -137,8 +137,22 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     // Across servers: two intra hops plus the network; the fit holds the whole path.
     const double alpha = number(l, shown, "links.inter_node", "latency_s", true);
     fill(doc, "cluster.network.latency", fmt(std::max(0.0, alpha - intra_alpha) * 1e6, "us"));
+    // Every paired rank measured at once, so bandwidth_Bps is one pair's share of its
+    // server's network. With one NIC per server (the default) that NIC carried the flows of
+    // every paired rank of the server: its bandwidth is the share times their number.
+    std::string nic = "per_server";
+    if (doc.contains("cluster") && doc["cluster"].is_object() && doc["cluster"].contains("network") &&
+        doc["cluster"]["network"].is_object() && doc["cluster"]["network"].contains("nic") &&
+        doc["cluster"]["network"]["nic"].is_string())
+      nic = doc["cluster"]["network"]["nic"].get<std::string>();
+    double sharing = 1;
+    if (nic != "per_gpu" && l.contains("pairs") && c.contains("nodes")) {
+      const double pairs = number(l, shown, "links.inter_node", "pairs");
+      const double nodes = number(c, shown, "", "nodes");
+      sharing = std::max(1.0, std::floor(2 * pairs / nodes + 0.5));  // paired ranks per server
+    }
     fill(doc, "cluster.network.bandwidth",
-         fmt(number(l, shown, "links.inter_node", "bandwidth_Bps") / 1e9, "GBps"));
+         fmt(sharing * number(l, shown, "links.inter_node", "bandwidth_Bps") / 1e9, "GBps"));
     link_factors(l, "inter_node");
     fill(doc, "cluster.network.efficiency", 1.0);
     fill(doc, "cluster.network.message_overhead", "0us");

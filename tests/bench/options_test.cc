@@ -26,7 +26,8 @@ TEST(Options, HorovodrunSpellingsAndKnobs) {
   ParseResult r = parse({"--model", "resnet101", "-np", "8", "--fusion-threshold-mb", "64",
                          "--cycle-time-ms", "5", "--cache-capacity", "0", "--hierarchical-allreduce",
                          "--timeline-filename", "/tmp/t.json", "--timeline-mark-cycles",
-                         "--autotune", "--allreduce-algorithm", "rhd", "--log-level", "info"},
+                         "--autotune", "--allreduce-algorithm", "rhd", "--log-level", "info",
+                         "--ranks-per-node", "4"},
                         &o);
   ASSERT_LT(r.exit_code, 0) << r.message;
   EXPECT_EQ(o.model, "resnet101");
@@ -41,6 +42,7 @@ TEST(Options, HorovodrunSpellingsAndKnobs) {
   EXPECT_EQ(o.knob_env.at("HVD_AUTOTUNE"), "1");
   EXPECT_EQ(o.knob_env.at("HVD_ALLREDUCE_ALGORITHM"), "rhd");
   EXPECT_EQ(o.knob_env.at("HVD_LOG_LEVEL"), "info");
+  EXPECT_EQ(o.knob_env.at("HVD_RANKS_PER_NODE"), "4");
 }
 
 TEST(Options, CollectiveModeSizes) {
@@ -72,6 +74,8 @@ TEST(Options, BadInputIsOneClearMessage) {
   EXPECT_NE(error_of({"--collective", "allreduce", "--rounds", "0"}).find("--rounds must be at least 1"),
             std::string::npos);
   EXPECT_NE(error_of({"--collective", "allscatter"}).find("unknown collective"), std::string::npos);
+  EXPECT_NE(error_of({"--model", "resnet50", "--ranks-per-node", "0"}).find("--ranks-per-node must be at least 1"),
+            std::string::npos);
   EXPECT_NE(error_of({"--collective", "allreduce", "--dtype", "float8"}).find("unknown dtype"),
             std::string::npos);
   EXPECT_NE(error_of({"--collective", "allreduce", "--op", "mean"}).find("unknown op"),

@@ -1,6 +1,8 @@
 // Every collective under mpirun (run with -np 2, 3 and 4) through the hvd:: facade.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
@@ -10,12 +12,16 @@
 namespace hvd {
 namespace {
 
+// One host; with HVD_RANKS_PER_NODE=k every k consecutive ranks count as a node.
 TEST(Mpi, TopologyComesFromMpi) {
   EXPECT_GE(size(), 2);
-  EXPECT_EQ(local_size(), size());  // one host
-  EXPECT_EQ(local_rank(), rank());
-  EXPECT_EQ(cross_size(), 1);
-  EXPECT_EQ(cross_rank(), 0);
+  const char* k = std::getenv("HVD_RANKS_PER_NODE");
+  const int per = k && std::atoi(k) > 0 ? std::min(std::atoi(k), size()) : size();
+  ASSERT_EQ(size() % per, 0) << "run with a multiple of HVD_RANKS_PER_NODE ranks";
+  EXPECT_EQ(local_size(), per);
+  EXPECT_EQ(local_rank(), rank() % per);
+  EXPECT_EQ(cross_size(), size() / per);
+  EXPECT_EQ(cross_rank(), rank() / per);
 }
 
 TEST(Mpi, AllreduceEveryDtypeAndOp) {

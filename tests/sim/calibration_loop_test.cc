@@ -115,4 +115,48 @@ TEST(CalibrationLoop, PredictsHvdbenchResnet50AtNp2) {
   run("rm -rf " + dir);
 }
 
+// Across nodes: 4 ranks as 2 emulated nodes of 2 (HVD_RANKS_PER_NODE=2). The calibration
+// measures both link classes with every pair at once, and hvdsim with a 2 x 2 cluster
+// predicts hvdbench's ResNet-50 step, flat and with hierarchical allreduce.
+TEST(CalibrationLoop, TwoEmulatedNodesCalibrateBothLinkClassesAndPredictTheStep) {
+  const std::string dir = ::testing::TempDir() + "hvd_loop2_" + std::to_string(getpid());
+  ASSERT_EQ(run("mkdir -p " + dir), 0);
+  const std::string calib = dir + "/calib.json";
+  ASSERT_EQ(run("HVD_RANKS_PER_NODE=2 " + std::string(HVDBENCH_PATH) + " --calibrate " + calib +
+                " -np 4 -n 5 -w 2 -q > /dev/null"),
+            0);
+  const json c = load(calib);
+  ASSERT_FALSE(c.is_discarded());
+  EXPECT_EQ(c["nodes"], 2);
+  EXPECT_EQ(c["ranks_per_node"], 2);
+  for (const char* cls : {"intra_node", "inter_node"}) {
+    const json& l = c["links"][cls];
+    ASSERT_TRUE(l.is_object()) << cls;
+    EXPECT_EQ(l["pairs"], 2) << cls;  // every rank paired, all at once
+    EXPECT_GT(l["bandwidth_Bps"].get<double>(), 1e8) << cls;
+    EXPECT_GT(l["latency_s"].get<double>(), 1e-8) << cls;
+  }
+  for (const std::string hier : {"", " --hierarchical-allreduce"}) {
+    const std::string real = dir + "/real.json", sim = dir + "/sim.json";
+    ASSERT_EQ(run(std::string(HVDSIM_PATH) + " scenarios/localhost.json --set calibration=" + calib +
+                  " --set cluster.nodes=2 --set cluster.gpus_per_node=2 --set 'sweep.np=[4]'" +
+                  (hier.empty() ? "" : " --set runtime.hierarchical_allreduce=true") +
+                  " -q --report " + sim + " > /dev/null"),
+              0);
+    ASSERT_EQ(run("HVD_RANKS_PER_NODE=2 " + std::string(HVDBENCH_PATH) +
+                  " --model resnet50 -np 4 --steps 3 --warmup 1 --no-baseline -q --report " + real +
+                  hier + " > /dev/null"),
+              0);
+    const json sim_report = load(sim), real_report = load(real);
+    const json* p = np_run(sim_report, 4);
+    const json* m = np_run(real_report, 4);
+    ASSERT_TRUE(p && m);
+    EXPECT_EQ((*m)["knobs"]["hierarchical_allreduce"], hier.empty() ? "false" : "true");
+    const double predicted = (*p)["step_time_s"], measured = (*m)["step_time_s"];
+    EXPECT_NEAR(predicted / measured, 1.0, 0.10)
+        << hier << ": predicted " << predicted * 1e3 << " ms, measured " << measured * 1e3 << " ms";
+  }
+  run("rm -rf " + dir);
+}
+
 }  // namespace

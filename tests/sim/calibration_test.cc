@@ -85,6 +85,30 @@ TEST(Calibration, SetsLinksDeviceAndWakeupRelativeToTheScenario) {
   EXPECT_TRUE(p.simulation.bandwidth_factors[1].empty());
 }
 
+// A multi-node calibration measured every paired rank at once: bandwidth_Bps is one pair's
+// share. One NIC per server carried all its paired ranks' flows; a NIC per GPU carried one.
+TEST(Calibration, InterNodeShareTimesPairedRanksPerServerIsTheNic) {
+  TempDir t;
+  json c = calibration();
+  c["np"] = 8;
+  c["nodes"] = 2;
+  c["links"]["inter_node"]["pairs"] = 4;  // 4 ranks per server, each paired across
+  t.write("sub/calib.json", c.dump());
+  Scenario sc;
+  ASSERT_TRUE(load(t, kScenario, &sc).ok());
+  EXPECT_NEAR(sc.points.at(0).cluster.network.bandwidth, 12e9, 1);  // per_server (default)
+  std::string s = kScenario;
+  s.replace(s.find("\"gpu\": \"P100\""), 13, "\"gpu\": \"P100\", \"network\": {\"nic\": \"per_gpu\"}");
+  Scenario g;
+  ASSERT_TRUE(load(t, s, &g).ok());
+  EXPECT_NEAR(g.points.at(0).cluster.network.bandwidth, 3e9, 1);
+  // Files without the pair count (hand-written) keep the figure as the NIC's.
+  t.write("sub/calib.json", calibration().dump());
+  Scenario old;
+  ASSERT_TRUE(load(t, kScenario, &old).ok());
+  EXPECT_NEAR(old.points.at(0).cluster.network.bandwidth, 3e9, 1);
+}
+
 TEST(Calibration, ExplicitScenarioValuesAndSetWin) {
   TempDir t;
   t.write("sub/calib.json", calibration().dump());

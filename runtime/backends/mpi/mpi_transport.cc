@@ -71,10 +71,14 @@ class MpiRequest final : public Request {
 
 class MpiTransport final : public Transport {
  public:
-  MpiTransport(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned), native_(comm) {
+  /// `node_key` < 0: the node is this host (shared memory), cut into groups of
+  /// `ranks_per_node` consecutive ranks when that is > 0. Otherwise every rank passes its
+  /// node's key (a split passes the parent's node id, so sub-groups keep the layout).
+  MpiTransport(MPI_Comm comm, bool owned, int64_t ranks_per_node = 0, int64_t node_key = -1)
+      : comm_(comm), owned_(owned), native_(comm) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
-    compute_nodes();
+    compute_nodes(node_key >= 0 ? node_key : host_key(ranks_per_node));
   }
   ~MpiTransport() override {
     if (owned_) MPI_Comm_free(&comm_);
@@ -122,7 +126,7 @@ class MpiTransport final : public Transport {
     MPI_Comm sub;
     MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub);
     if (sub == MPI_COMM_NULL) return nullptr;
-    return std::make_unique<MpiTransport>(sub, true);
+    return std::make_unique<MpiTransport>(sub, true, 0, node_[static_cast<size_t>(rank_)]);
   }
   NativeCollectives* native() override { return &native_; }
   std::string name() const override { return "mpi"; }
@@ -149,19 +153,27 @@ class MpiTransport final : public Transport {
     return true;
   }
 
-  // Ranks that share memory are one node; node ids are numbered by first appearance.
-  void compute_nodes() {
+  // This rank's node key: the lowest rank of its host (ranks that share memory), or with
+  // `ranks_per_node` k > 0 that times the number of ranks plus its host-local rank / k.
+  int64_t host_key(int64_t ranks_per_node) const {
     MPI_Comm shm;
     MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &shm);
-    int leader = rank_;
+    int leader = rank_, local = 0;
     MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, shm);
+    MPI_Comm_rank(shm, &local);
     MPI_Comm_free(&shm);
-    std::vector<int> leaders(static_cast<size_t>(size_));
-    MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm_);
-    std::map<int, int> ids;
-    for (int l : leaders)
-      if (!ids.count(l)) ids[l] = static_cast<int>(ids.size());
-    for (int l : leaders) node_.push_back(ids[l]);
+    const int64_t key = leader;
+    return ranks_per_node > 0 ? key * size_ + local / ranks_per_node : key;
+  }
+
+  // Ranks with the same key are one node; node ids are numbered by first appearance.
+  void compute_nodes(int64_t key) {
+    std::vector<int64_t> keys(static_cast<size_t>(size_));
+    MPI_Allgather(&key, 1, MPI_INT64_T, keys.data(), 1, MPI_INT64_T, comm_);
+    std::map<int64_t, int> ids;
+    for (int64_t k : keys)
+      if (!ids.count(k)) ids[k] = static_cast<int>(ids.size());
+    for (int64_t k : keys) node_.push_back(ids[k]);
   }
 
   MPI_Comm comm_;
@@ -202,8 +214,8 @@ void finalize_mpi() {
   g_we_initialized = false;
 }
 
-std::unique_ptr<Transport> make_mpi_world_transport() {
-  return std::make_unique<MpiTransport>(MPI_COMM_WORLD, false);
+std::unique_ptr<Transport> make_mpi_world_transport(int64_t ranks_per_node) {
+  return std::make_unique<MpiTransport>(MPI_COMM_WORLD, false, ranks_per_node);
 }
 
 void abort_mpi(int code) {

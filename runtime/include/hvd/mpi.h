@@ -15,7 +15,9 @@ Status init_mpi(int* argc, char*** argv);
 /// Finalizes MPI if init_mpi() initialized it.
 void finalize_mpi();
 /// A Transport over MPI_COMM_WORLD (nodes = ranks sharing memory).
-std::unique_ptr<Transport> make_mpi_world_transport();
+/// `ranks_per_node` > 0 (knob ranks_per_node): every k consecutive ranks of a host are one
+/// node, for a multi-node layout on one host; 0: the hosts (shared memory) are the nodes.
+std::unique_ptr<Transport> make_mpi_world_transport(int64_t ranks_per_node = 0);
 /// Aborts the MPI job (all processes) with `code`.
 [[noreturn]] void abort_mpi(int code);
 
