@@ -92,6 +92,12 @@ def main():
                 d["real"].append(t)
                 d["sim"].append(pred.get(b, float("nan")))
         print(f"round {rnd + 1}/{a.rounds} done", file=sys.stderr)
+    # Every figure of every round, for analysis after the fact (re-predicting from the
+    # calibrations kept next to it, with a changed model, compares against the same runs).
+    with open(os.path.join(tmp, "results.json"), "w") as f:
+        json.dump({"model": [{"np": np, "gpu": gpu, **m} for (np, gpu), m in sorted(model.items())],
+                   "sweep": [{"np": np, "bytes": b, **d} for (np, b), d in sorted(sweep.items())]},
+                  f, indent=1)
     med = statistics.median
 
     def spread(real, sim):  # per-round errors (each prediction against its own measurement)
@@ -123,7 +129,7 @@ def main():
         br, bs = min(d["real"]), min(d["sim"])
         print(f"| {b} | {np} | {r:.1f} | {s:.1f} | {err(r, s)} | {br:.1f} | {bs:.1f} | {err(br, bs)} | "
               f"{spread(d['real'], d['sim'])} |")
-    print(f"\n(median and best of {a.rounds} rounds; raw files in {tmp})")
+    print(f"\n(median and best of {a.rounds} rounds; raw files and results.json in {tmp})")
 
 
 if __name__ == "__main__":
