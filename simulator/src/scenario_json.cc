@@ -295,6 +295,8 @@ void read_runtime(const json& j, ScenarioPoint* o) {
         throw ScenarioError(p, "unknown runtime knob; expected one of " + known);
       throw ScenarioError(p, show_json(v) + " is not a valid value (" + s.message() + ")");
     }
+    if (!o->config.timeline.empty())
+      throw ScenarioError(p, "hvdsim writes one timeline per run: use hvdsim --timeline-dir DIR");
     if (o->config.ranks_per_node != 0)
       throw ScenarioError(p, "emulates nodes of an MPI world on one host; a scenario's nodes are "
                              "cluster.nodes and cluster.gpus_per_node");

@@ -102,6 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{{"workload.batch_size=-1"}, "workload.batch_size: -1 is not an integer"},
         Bad{{"runtime.fusion_treshold=1"}, "runtime.fusion_treshold: unknown runtime knob; expected one of fusion_threshold"},
         Bad{{"runtime.fusion_threshold=lots"}, "runtime.fusion_threshold: \"lots\" is not a valid value"},
+        Bad{{"runtime.timeline=/tmp/t.json"}, "runtime.timeline: hvdsim writes one timeline per run: use hvdsim --timeline-dir DIR"},
         Bad{{"runtime.ranks_per_node=2"}, "runtime.ranks_per_node: emulates nodes of an MPI world on one host; a scenario's nodes are cluster.nodes"},
         Bad{{"runtime.allreduce_algorithm=magic"}, "runtime.allreduce_algorithm: \"magic\" is not a valid value (allreduce_algorithm 'magic' is not one of auto|ring|pipelined_ring"},
         Bad{{"sweep.warp_factor=[1]"}, "sweep.warp_factor: unknown sweep axis"},
