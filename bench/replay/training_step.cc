@@ -45,11 +45,15 @@ Gradients make_gradients(const workloads::StepPlan& plan, const ReplayOptions& o
     x.dtype = dtype_of(t.dtype);
     x.shape = {t.elements};
     x.device = o.device;
-    if (g.memory) {
+    if (o.phantom) {
+      // Addresses without storage where the device hands them out (a simulated one): the
+      // model can then tell one tensor from another, e.g. which bytes are still in cache.
+      if (o.memory && o.memory->allows_phantom()) x.data = o.memory->allocate(static_cast<size_t>(t.bytes));
+    } else if (g.memory) {
       x.data = g.memory->allocate(static_cast<size_t>(t.bytes));
       if (x.data) g.blocks.push_back(x.data);
       g.memory->fill_identity(x.data, t.elements, x.dtype, ReduceOp::kSum);  // zeros
-    } else if (!o.phantom) {
+    } else {
       g.bufs[i].assign(static_cast<size_t>(t.bytes), 0);
       x.data = g.bufs[i].data();
     }

@@ -190,8 +190,12 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   Status s = simulate(
       wo,
       [&](Runtime& rt, RankSeams& seams) {
+        // Phantom gradients get addresses from the rank's simulated device, so the cache
+        // model follows each tensor (a chunk the ring just reduced is sent from cache).
+        replay::ReplayOptions mine = ro;
+        if (ro.phantom) mine.memory = ro.device == DeviceKind::kCPU ? seams.cpu : seams.gpu;
         statuses[static_cast<size_t>(seams.rank)] =
-            replay::replay_training(rt, *seams.platform, plans[static_cast<size_t>(seams.rank)], ro,
+            replay::replay_training(rt, *seams.platform, plans[static_cast<size_t>(seams.rank)], mine,
                                     &results[static_cast<size_t>(seams.rank)]);
         if (seams.rank == 0) tuned = rt.autotune_state();
       },

@@ -318,6 +318,39 @@ const report::RunRecord* find(const std::vector<report::RunRecord>& r, const std
   return nullptr;
 }
 
+// A training replay's phantom gradients have addresses of their own, so the cache model
+// follows them: of the ring's 2(p-1) sends per tensor, all but the first send a chunk this
+// rank has just reduced or received, which is in cache. Links only (free device), cold
+// messages 3x the hot cost, one allreduce per tensor: with p = 4, 5 of 6 sends are hot.
+TEST(Calibration, ReplayGradientsAreFollowedByTheCacheModel) {
+  auto allreduce_s = [](std::vector<std::string> sets) {
+    const char* text = R"({"cluster": {"nodes": 1, "gpus_per_node": 4,
+        "intra_node": {"bandwidth": "4GBps", "latency": "0us"},
+        "device": {"copy_bandwidth": "0Bps", "reduce_bandwidth": "0Bps", "scatter_gather": true}},
+      "workload": {"models": ["resnet50"], "steps": 1, "warmup_steps": 1},
+      "runtime": {"fusion_threshold": 0},
+      "simulation": {"cache": "16MiB", "bandwidth_factors": {"intra_node": [[1, 1]], "intra_node_cold": [[1, 3]]}},
+      "sweep": {"np": [4]}})";
+    Scenario sc;
+    Status s = parse_scenario(text, "replay_cache.json", sets, &sc);
+    EXPECT_TRUE(s.ok()) << s.message();
+    std::vector<report::RunRecord> recs;
+    s = run_scenario(sc, RunOptions{}, &recs);
+    EXPECT_TRUE(s.ok()) << s.message();
+    for (const auto& r : recs)
+      if (r.np == 4 && !r.collectives.empty()) return r.collectives[0].time_s;
+    ADD_FAILURE() << "no np=4 run";
+    return 0.0;
+  };
+  const double modelled = allreduce_s({});
+  const double hot = allreduce_s({"simulation.cache=\"0B\""});  // no cache model: every message hot
+  const double cold = allreduce_s({"simulation.cache_curve=[[1, 0.0]]"});  // nothing stays
+  ASSERT_GT(cold, 2 * hot);
+  EXPECT_GT(modelled, hot);
+  // 1/6 of the sends cold: hot + (cold - hot) / 6, give or take the first send's share.
+  EXPECT_LT(modelled, hot + 0.35 * (cold - hot)) << hot << " " << modelled << " " << cold;
+}
+
 TEST(WhatIf, SlowGpuCostsWhatTheArithmeticSays) {
   // Compute-bound: free device, fast links. Rank 1 at 2/3 speed: every step waits for it,
   // so the step takes 1.5x and efficiency drops to ~1/1.5 of the baseline.

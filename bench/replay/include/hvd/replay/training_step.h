@@ -25,7 +25,9 @@ struct ReplayOptions {
   bool phantom = false;                  ///< gradients without storage (simulated devices)
   DeviceKind device = DeviceKind::kCPU;  ///< where gradients live
   /// Allocates the gradients (zeroed) through this Device, e.g. the runtime's GPU device
-  /// for device tensors (then `device` must be its kind); null: host vectors.
+  /// for device tensors (then `device` must be its kind); null: host vectors. With
+  /// `phantom`, a device that allows phantom buffers (a simulated one) hands out addresses
+  /// that are never touched; without one the gradients have none.
   Device* memory = nullptr;
   double optimizer_s = 0;                ///< optimizer-update compute per step
   TimelineWriter* timeline = nullptr;    ///< compute lane events (FORWARD/BACKWARD/...)
