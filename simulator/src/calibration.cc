@@ -140,11 +140,9 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
     // Every paired rank measured at once, so bandwidth_Bps is one pair's share of its
     // server's network. With one NIC per server (the default) that NIC carried the flows of
     // every paired rank of the server: its bandwidth is the share times their number.
-    std::string nic = "per_server";
-    if (doc.contains("cluster") && doc["cluster"].is_object() && doc["cluster"].contains("network") &&
-        doc["cluster"]["network"].is_object() && doc["cluster"]["network"].contains("nic") &&
-        doc["cluster"]["network"]["nic"].is_string())
-      nic = doc["cluster"]["network"]["nic"].get<std::string>();
+    const json::json_pointer nic_at("/cluster/network/nic");
+    const std::string nic =
+        doc.contains(nic_at) && doc.at(nic_at).is_string() ? doc.at(nic_at).get<std::string>() : "per_server";
     double sharing = 1;
     if (nic != "per_gpu" && l.contains("pairs") && c.contains("nodes")) {
       const double pairs = number(l, shown, "links.inter_node", "pairs");

@@ -38,10 +38,38 @@ const json* np_run(const json& report, int np) {
   return nullptr;
 }
 
+// Predicts ResNet-50 with hvdsim (scenarios/localhost.json, then `sim_args`), measures it
+// right after with hvdbench at `np` (`bench_env` before the command, `bench_args` after),
+// and requires the step time and images/s within the 10 %. Returns the measured
+// run's report record.
+json predict_then_measure(const std::string& dir, const std::string& sim_args,
+                          const std::string& bench_env, const std::string& bench_args, int np) {
+  const std::string real = dir + "/real.json", sim = dir + "/sim.json";
+  EXPECT_EQ(run(std::string(HVDSIM_PATH) + " scenarios/localhost.json " + sim_args + " --set 'sweep.np=[" +
+                std::to_string(np) + "]' -q --report " + sim + " > /dev/null"),
+            0);
+  EXPECT_EQ(run(bench_env + " " + std::string(HVDBENCH_PATH) + " --model resnet50 -np " +
+                std::to_string(np) + " --steps 3 --warmup 1 --no-baseline -q --report " + real + " " +
+                bench_args + " > /dev/null"),
+            0);
+  const json sim_report = load(sim), real_report = load(real);
+  const json* p = np_run(sim_report, np);
+  const json* m = np_run(real_report, np);
+  if (!p || !m) {
+    ADD_FAILURE() << "no np=" << np << " run in " << sim << " or " << real;
+    return json();
+  }
+  const double predicted = (*p)["step_time_s"], measured = (*m)["step_time_s"];
+  EXPECT_NEAR(predicted / measured, 1.0, 0.10)
+      << bench_args << ": predicted " << predicted * 1e3 << " ms, measured " << measured * 1e3 << " ms";
+  EXPECT_NEAR((*p)["images_per_sec"].get<double>() / (*m)["images_per_sec"].get<double>(), 1.0, 0.10);
+  return *m;
+}
+
 TEST(CalibrationLoop, PredictsHvdbenchResnet50AtNp2) {
   const std::string dir = ::testing::TempDir() + "hvd_loop_" + std::to_string(getpid());
   ASSERT_EQ(run("mkdir -p " + dir), 0);
-  const std::string calib = dir + "/calib.json", real = dir + "/real.json", sim = dir + "/sim.json";
+  const std::string calib = dir + "/calib.json";
   ASSERT_EQ(
       run(std::string(HVDBENCH_PATH) + " --calibrate " + calib + " -np 2 -n 5 -w 2 -q > /dev/null"),
       0);
@@ -95,23 +123,7 @@ TEST(CalibrationLoop, PredictsHvdbenchResnet50AtNp2) {
                    eff > 0 ? eff : probe["sysfs_bytes_per_rank"].get<double>());
 
   // Predict, then measure right after.
-  ASSERT_EQ(run(std::string(HVDSIM_PATH) + " scenarios/localhost.json --set calibration=" + calib +
-                " --set 'sweep.np=[2]' -q --report " + sim + " > /dev/null"),
-            0);
-  ASSERT_EQ(
-      run(std::string(HVDBENCH_PATH) +
-          " --model resnet50 -np 2 --steps 3 --warmup 1 --no-baseline -q --report " +
-          real + " > /dev/null"),
-      0);
-  const json sim_report = load(sim), real_report = load(real);
-  const json* p = np_run(sim_report, 2);
-  const json* m = np_run(real_report, 2);
-  ASSERT_TRUE(p && m);
-  const double predicted = (*p)["step_time_s"], measured = (*m)["step_time_s"];
-  EXPECT_NEAR(predicted / measured, 1.0, 0.10)
-      << "predicted " << predicted * 1e3 << " ms, measured " << measured * 1e3 << " ms";
-  EXPECT_NEAR((*p)["images_per_sec"].get<double>() / (*m)["images_per_sec"].get<double>(), 1.0,
-              0.10);
+  predict_then_measure(dir, "--set calibration=" + calib, "", "", 2);
   run("rm -rf " + dir);
 }
 
@@ -136,25 +148,15 @@ TEST(CalibrationLoop, TwoEmulatedNodesCalibrateBothLinkClassesAndPredictTheStep)
     EXPECT_GT(l["bandwidth_Bps"].get<double>(), 1e8) << cls;
     EXPECT_GT(l["latency_s"].get<double>(), 1e-8) << cls;
   }
-  for (const std::string hier : {"", " --hierarchical-allreduce"}) {
-    const std::string real = dir + "/real.json", sim = dir + "/sim.json";
-    ASSERT_EQ(run(std::string(HVDSIM_PATH) + " scenarios/localhost.json --set calibration=" + calib +
-                  " --set cluster.nodes=2 --set cluster.gpus_per_node=2 --set 'sweep.np=[4]'" +
-                  (hier.empty() ? "" : " --set runtime.hierarchical_allreduce=true") +
-                  " -q --report " + sim + " > /dev/null"),
-              0);
-    ASSERT_EQ(run("HVD_RANKS_PER_NODE=2 " + std::string(HVDBENCH_PATH) +
-                  " --model resnet50 -np 4 --steps 3 --warmup 1 --no-baseline -q --report " + real +
-                  hier + " > /dev/null"),
-              0);
-    const json sim_report = load(sim), real_report = load(real);
-    const json* p = np_run(sim_report, 4);
-    const json* m = np_run(real_report, 4);
-    ASSERT_TRUE(p && m);
-    EXPECT_EQ((*m)["knobs"]["hierarchical_allreduce"], hier.empty() ? "false" : "true");
-    const double predicted = (*p)["step_time_s"], measured = (*m)["step_time_s"];
-    EXPECT_NEAR(predicted / measured, 1.0, 0.10)
-        << hier << ": predicted " << predicted * 1e3 << " ms, measured " << measured * 1e3 << " ms";
+  for (const std::string hier : {"", "--hierarchical-allreduce"}) {
+    const json m = predict_then_measure(
+        dir,
+        "--set calibration=" + calib + " --set cluster.nodes=2 --set cluster.gpus_per_node=2" +
+            (hier.empty() ? "" : " --set runtime.hierarchical_allreduce=true"),
+        "HVD_RANKS_PER_NODE=2", hier, 4);
+    if (!m.is_null()) {
+      EXPECT_EQ(m["knobs"]["hierarchical_allreduce"], hier.empty() ? "false" : "true");
+    }
   }
   run("rm -rf " + dir);
 }
