@@ -8,7 +8,7 @@ packages=(build-essential cmake ninja-build pkg-config git
           libopenmpi-dev openmpi-bin libsimgrid-dev nlohmann-json3-dev libcli11-dev
           libgoogle-perftools-dev
           libgtest-dev libgmock-dev libbenchmark-dev
-          qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev clang)
+          qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev clang)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
