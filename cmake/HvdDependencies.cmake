@@ -1,16 +1,35 @@
 # Finds the optional dependencies and sets HVD_HAVE_<PART> for each part.
+#
+# HVD_REQUIRE_ALL=ON (what scripts/setup.sh, and so the README's commands, use): every part
+# and tool the README promises must be found, or configuring fails naming the missing
+# package. AUTO parts become ON; only NCCL stays optional (it needs CUDA, which Debian does
+# not ship) and says in one line whether it is built.
+option(HVD_REQUIRE_ALL "Fail when a promised part (MPI, SimGrid, GUI, their tools) cannot be built" OFF)
 find_package(Threads REQUIRED)
+
+# hvd_missing_tool(<what and how to install>): a tool of a part is missing. Fatal under
+# HVD_REQUIRE_ALL, a warning otherwise (the tool is then not built).
+function(hvd_missing_tool what)
+  if(HVD_REQUIRE_ALL)
+    message(FATAL_ERROR "HVD_REQUIRE_ALL: ${what}")
+  else()
+    message(WARNING "${what}")
+  endif()
+endfunction()
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(PkgConfig REQUIRED)
 
 function(hvd_resolve_part part found reason)
   set(want "${HVD_WITH_${part}}")
+  if(HVD_REQUIRE_ALL AND want STREQUAL "AUTO" AND NOT part STREQUAL "NCCL")
+    set(want ON)
+  endif()
   if(want STREQUAL "OFF")
     set(HVD_HAVE_${part} OFF PARENT_SCOPE)
   elseif(${found})
     set(HVD_HAVE_${part} ON PARENT_SCOPE)
   elseif(want STREQUAL "ON")
-    message(FATAL_ERROR "HVD_WITH_${part}=ON but ${reason}")
+    message(FATAL_ERROR "hvdsim: the ${part} part cannot be built: ${reason}")
   else()
     message(STATUS "hvdsim: ${part} part disabled: ${reason}")
     set(HVD_HAVE_${part} OFF PARENT_SCOPE)
@@ -35,7 +54,7 @@ if(Qt6_FOUND AND TARGET Qt6::Charts)
 else()
   set(_hvd_qt_ok FALSE)
 endif()
-hvd_resolve_part(GUI _hvd_qt_ok "Qt6 Widgets/Charts/Svg were not found (apt-get install qt6-base-dev qt6-charts-dev qt6-svg-dev)")
+hvd_resolve_part(GUI _hvd_qt_ok "Qt6 Widgets/Charts/Svg were not found (apt-get install qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev: Qt6Charts needs Qt6OpenGL)")
 
 set(_hvd_nccl_ok FALSE)
 if(NOT HVD_WITH_NCCL STREQUAL "OFF")

@@ -1,6 +1,7 @@
 // The free-function API over one default Runtime per process (the only process-level
 // state; the core itself has none). Under MPI the world is MPI_COMM_WORLD; built without
 // MPI it is a single rank.
+#include <cstdio>
 #include <memory>
 
 #include "hvd/hvd.h"
@@ -58,12 +59,25 @@ Status init() {
 Status shutdown() {
   DefaultInstance& d = instance();
   Status s;
-  if (d.runtime) s = d.runtime->shutdown();
+  double give_up_s = 0;  // how long to wait for every rank to shut down (0: forever)
+  int me = -1;
+  if (d.runtime) {
+    give_up_s = d.runtime->config().stall_shutdown_time_s;
+    me = d.runtime->rank();
+    s = d.runtime->shutdown();
+  }
   d.runtime.reset();
   d.transport.reset();
   d.local_world.reset();
 #ifdef HVD_HAVE_MPI
-  finalize_mpi();
+  // MPI_Finalize waits for every rank: after a stall (a rank that never submitted, or died)
+  // it would block until the missing one comes back. With a stall shutdown time, wait that
+  // long at most; MPI is then finalized when the process exits.
+  if (!finalize_mpi_within(give_up_s))
+    std::fprintf(stderr,
+                 "[hvd rank %d WARNING] shutdown: not every rank shut down within %g s "
+                 "(HVD_STALL_SHUTDOWN_TIME_SECONDS); MPI will be finalized at process exit\n",
+                 me, give_up_s);
 #endif
   return s;
 }

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <map>
+#include <string>
 #include <thread>
 
 #include "backends/mpi/mpi_native.h"
@@ -17,6 +19,7 @@ namespace hvd {
 namespace {
 
 bool g_we_initialized = false;  // facade-level process state (MPI itself is per process)
+bool g_finalize_at_exit = false;  // a peer was missing at shutdown: only exit finalizes
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -24,9 +27,32 @@ double steady_seconds() {
 
 constexpr size_t kMaxPiece = size_t{1} << 30;  // MPI counts are int: send big buffers in pieces
 
+size_t total_bytes(const std::vector<IoPiece>& pieces) {
+  size_t n = 0;
+  for (const IoPiece& p : pieces) n += p.bytes;
+  return n;
+}
+
+// World rank of `peer` in `comm` (what a user sees in mpirun's output), or `peer` itself
+// when it cannot be translated.
+int world_rank_of(MPI_Comm comm, int peer) {
+  MPI_Group group, world;
+  if (MPI_Comm_group(comm, &group) != MPI_SUCCESS) return peer;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int out = peer;
+  MPI_Group_translate_ranks(group, 1, &peer, world, &out);
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  return out == MPI_UNDEFINED ? peer : out;
+}
+
 class MpiRequest final : public Request {
  public:
-  explicit MpiRequest(std::vector<MPI_Request> reqs) : reqs_(std::move(reqs)) {}
+  /// `sending`, `peer` (a rank of `comm`), `bytes` and `tag` only name the transfer when it
+  /// times out: a dead or stalled peer must be named, not just "a transfer".
+  MpiRequest(std::vector<MPI_Request> reqs, MPI_Comm comm, bool sending, int peer, size_t bytes,
+             int tag)
+      : reqs_(std::move(reqs)), comm_(comm), sending_(sending), peer_(peer), bytes_(bytes), tag_(tag) {}
   ~MpiRequest() override {
     for (MPI_Request& r : reqs_) {
       if (r == MPI_REQUEST_NULL) continue;
@@ -46,7 +72,7 @@ class MpiRequest final : public Request {
   Status wait(double deadline) override {
     if (deadline == kNoDeadline) {
       int rc = MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
-      return rc == MPI_SUCCESS ? Status::OK() : Status::Internal("MPI_Waitall failed");
+      return rc == MPI_SUCCESS ? Status::OK() : Status::Internal("MPI_Waitall failed " + describe());
     }
     // Yield-spin for the first 200 us (negotiation answers usually arrive by then), then
     // back off with short sleeps so a waiting rank leaves the core to its peers.
@@ -54,7 +80,10 @@ class MpiRequest final : public Request {
     double pause = 10e-6;
     while (!test()) {
       const double now = steady_seconds();
-      if (now >= deadline) return Status::Timeout("MPI transfer timed out");
+      if (now >= deadline)
+        return Status::Timeout("MPI transfer timed out " + describe() + " (rank " +
+                               std::to_string(world_rank_of(comm_, peer_)) +
+                               " may have died or stalled)");
       if (now - start < 200e-6) {
         std::this_thread::yield();
       } else {
@@ -66,7 +95,19 @@ class MpiRequest final : public Request {
   }
 
  private:
+  // "sending 4096 bytes to rank 2 (tag 7)", in world ranks.
+  std::string describe() const {
+    return std::string(sending_ ? "sending " : "receiving ") + std::to_string(bytes_) +
+           " bytes " + (sending_ ? "to" : "from") + " rank " +
+           std::to_string(world_rank_of(comm_, peer_)) + " (tag " + std::to_string(tag_) + ")";
+  }
+
   std::vector<MPI_Request> reqs_;
+  MPI_Comm comm_;
+  bool sending_;
+  int peer_;
+  size_t bytes_;
+  int tag_;
 };
 
 class MpiTransport final : public Transport {
@@ -94,7 +135,7 @@ class MpiTransport final : public Transport {
       MPI_Isend(static_cast<const char*>(data) + o, n, MPI_BYTE, peer, tag, comm_, &reqs.back());
       if (bytes == 0) break;
     }
-    return std::make_unique<MpiRequest>(std::move(reqs));
+    return std::make_unique<MpiRequest>(std::move(reqs), comm_, true, peer, bytes, tag);
   }
   std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
     std::vector<MPI_Request> reqs;
@@ -104,7 +145,7 @@ class MpiTransport final : public Transport {
       MPI_Irecv(static_cast<char*>(data) + o, n, MPI_BYTE, peer, tag, comm_, &reqs.back());
       if (bytes == 0) break;
     }
-    return std::make_unique<MpiRequest>(std::move(reqs));
+    return std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer, bytes, tag);
   }
   std::unique_ptr<Request> isendv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
     MPI_Datatype t;
@@ -112,7 +153,7 @@ class MpiTransport final : public Transport {
     std::vector<MPI_Request> reqs(1);
     MPI_Isend(MPI_BOTTOM, 1, t, peer, tag, comm_, &reqs[0]);
     MPI_Type_free(&t);  // MPI keeps it alive until the send completes
-    return std::make_unique<MpiRequest>(std::move(reqs));
+    return std::make_unique<MpiRequest>(std::move(reqs), comm_, true, peer, total_bytes(pieces), tag);
   }
   std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
     MPI_Datatype t;
@@ -120,7 +161,7 @@ class MpiTransport final : public Transport {
     std::vector<MPI_Request> reqs(1);
     MPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, comm_, &reqs[0]);
     MPI_Type_free(&t);
-    return std::make_unique<MpiRequest>(std::move(reqs));
+    return std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer, total_bytes(pieces), tag);
   }
   std::unique_ptr<Transport> split(int color, int key) override {
     MPI_Comm sub;
@@ -206,12 +247,38 @@ Status init_mpi(int* argc, char*** argv) {
   return Status::OK();
 }
 
-void finalize_mpi() {
+namespace {
+void finalize_now() {
   if (!g_we_initialized) return;
   int fin = 0;
   MPI_Finalized(&fin);
   if (!fin) MPI_Finalize();
   g_we_initialized = false;
+}
+}  // namespace
+
+void finalize_mpi() {
+  if (!g_finalize_at_exit) finalize_now();
+}
+
+bool finalize_mpi_within(double timeout_s) {
+  if (!g_we_initialized || g_finalize_at_exit) return true;
+  if (timeout_s > 0) {
+    MPI_Request r;
+    MPI_Ibarrier(MPI_COMM_WORLD, &r);
+    const double deadline = steady_seconds() + timeout_s;
+    int done = 0;
+    while (MPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done &&
+           steady_seconds() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!done) {  // the barrier completes when the missing rank shuts down too
+      g_finalize_at_exit = true;
+      std::atexit(finalize_now);
+      return false;
+    }
+  }
+  finalize_now();
+  return true;
 }
 
 std::unique_ptr<Transport> make_mpi_world_transport(int64_t ranks_per_node) {

@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-// The reference file, or null (tests skip) when ../shared is not beside the repo.
+// The reference file shipped in tests/data/reference, or null when it cannot be read.
 const json* reference() {
   static const json doc = [] {
     std::ifstream in(HVD_CNN_REFERENCE_JSON);
@@ -37,7 +37,7 @@ ModelTrace build(const std::string& name, CnnCostModel model = CnnCostModel::kFl
 class CnnReferenceTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (reference() == nullptr) GTEST_SKIP() << "no " << HVD_CNN_REFERENCE_JSON;
+    ASSERT_NE(reference(), nullptr) << "cannot read " << HVD_CNN_REFERENCE_JSON;
     ref_ = &(*reference())["models"][GetParam()];
     trace_ = build(GetParam());
   }
