@@ -1,6 +1,8 @@
 // GPU tests of the Device kernels, the native collectives and device point-to-point at
 // np = 1 on one GPU, each against a host reference. Skipped without a GPU.
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "collectives/reduce_kernels.h"
 #include "gpu_fixture.h"
@@ -18,6 +20,19 @@ std::vector<uint8_t> make_data(int rank, DataType dt, ReduceOp op, int64_t n = k
 }
 
 using DeviceKernels = GpuTest;
+
+// A device id past the last GPU is the caller's mistake, said with a Status (needs a GPU:
+// without one make_nccl_world fails earlier, for that reason).
+TEST(GpuPresent, BadDeviceIdIsAnInvalidArgument) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  LocalWorld world(1);
+  auto host = world.transport(0);
+  std::unique_ptr<Transport> t;
+  std::unique_ptr<Device> d;
+  const Status s = make_nccl_world(*host, 1 << 20, &t, &d);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+}
 
 TEST_F(DeviceKernels, ReduceMatchesHostForEveryDtypeAndOp) {
   for (DataType dt : all_dtypes())

@@ -70,16 +70,5 @@ TEST(NoGpu, DirectNcclTimingRejectsANonNcclTransport) {
   EXPECT_EQ(sec, -1);
 }
 
-TEST(GpuPresent, BadDeviceIdIsAnInvalidArgument) {
-  std::string why;
-  if (!cuda_available(&why)) GTEST_SKIP() << "no GPU: " << why;
-  LocalWorld world(1);
-  auto host = world.transport(0);
-  std::unique_ptr<Transport> t;
-  std::unique_ptr<Device> d;
-  const Status s = make_nccl_world(*host, 1 << 20, &t, &d);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
-}
-
 }  // namespace
 }  // namespace hvd
