@@ -41,23 +41,16 @@ std::shared_ptr<Trace> LoadTimelinesForCli(const QStringList& files, bool* bad_i
 void ClassifyFiles(const QStringList& files, QStringList* timelines, QStringList* reports,
                    bool* bad_input) {
   for (const QString& file : files) {
-    switch (DetectFileKind(file.toStdString())) {
+    const FileKind kind = DetectFileKind(file.toStdString());
+    switch (kind) {
       case FileKind::kTimeline:
         *timelines << file;
         break;
       case FileKind::kReport:
         *reports << file;
         break;
-      case FileKind::kEmpty:
-        PrintLine(file + ": empty file");
-        *bad_input = true;
-        break;
-      case FileKind::kUnreadable:
-        PrintLine(file + ": cannot open");
-        *bad_input = true;
-        break;
-      case FileKind::kUnknown:
-        PrintLine(file + ": neither a timeline (JSON trace) nor a report (JSON or CSV)");
+      default:
+        PrintLine(file + ": " + QString::fromStdString(DescribeFileKindProblem(kind)));
         *bad_input = true;
         break;
     }
