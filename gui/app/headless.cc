@@ -6,6 +6,7 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -41,23 +42,16 @@ std::shared_ptr<Trace> LoadTimelinesForCli(const QStringList& files, bool* bad_i
 void ClassifyFiles(const QStringList& files, QStringList* timelines, QStringList* reports,
                    bool* bad_input) {
   for (const QString& file : files) {
-    switch (DetectFileKind(file.toStdString())) {
+    const FileKind kind = DetectFileKind(file.toStdString());
+    switch (kind) {
       case FileKind::kTimeline:
         *timelines << file;
         break;
       case FileKind::kReport:
         *reports << file;
         break;
-      case FileKind::kEmpty:
-        PrintLine(file + ": empty file");
-        *bad_input = true;
-        break;
-      case FileKind::kUnreadable:
-        PrintLine(file + ": cannot open");
-        *bad_input = true;
-        break;
-      case FileKind::kUnknown:
-        PrintLine(file + ": neither a timeline (JSON trace) nor a report (JSON or CSV)");
+      default:
+        PrintLine(file + ": " + QString::fromStdString(DescribeFileKindProblem(kind)));
         *bad_input = true;
         break;
     }
@@ -165,15 +159,17 @@ int RunExportChart(const QString& out_path, const HeadlessOptions& options) {
   if (!timelines.isEmpty()) trace = LoadTimelinesForCli(timelines, &bad_input);
   const bool has_trace = trace && !trace->empty();
   const QString& chart = options.chart;
-  std::vector<QChart*> charts;
+  // As in the Charts tab: throughput, efficiency and per-rank time stacked in the first
+  // column; the step split (one row per run) gets the full height of the second.
+  std::vector<std::pair<QChart*, bool>> charts;  // chart, wants a full-height column
   if (report && (chart == "all" || chart == "throughput"))
-    charts.push_back(MakeThroughputChart(*report));
+    charts.emplace_back(MakeThroughputChart(*report), false);
   if (report && (chart == "all" || chart == "efficiency"))
-    charts.push_back(MakeEfficiencyChart(*report));
+    charts.emplace_back(MakeEfficiencyChart(*report), false);
   if (report && (chart == "all" || chart == "steptime"))
-    charts.push_back(MakeStepTimeChart(*report));
+    charts.emplace_back(MakeStepTimeChart(*report), true);
   if (has_trace && (chart == "all" || chart == "collectives")) {
-    charts.push_back(MakeCollectiveTimeChart(*trace));
+    charts.emplace_back(MakeCollectiveTimeChart(*trace), false);
   }
   if (charts.empty()) {
     PrintLine(QStringLiteral("--chart %1: nothing to draw (throughput, efficiency and steptime "
@@ -183,13 +179,17 @@ int RunExportChart(const QString& out_path, const HeadlessOptions& options) {
   }
   QWidget screen;
   auto* grid = new QGridLayout(&screen);
-  const int columns = charts.size() == 1 ? 1 : 2;
-  for (size_t i = 0; i < charts.size(); ++i) {
-    auto* view = new QChartView(charts[i], &screen);
+  const int stacked = static_cast<int>(
+      std::count_if(charts.begin(), charts.end(), [](const auto& c) { return !c.second; }));
+  int row = 0;
+  int column = stacked > 0 ? 1 : 0;
+  for (const auto& [chart_item, tall] : charts) {
+    auto* view = new QChartView(chart_item, &screen);
     view->setRenderHint(QPainter::Antialiasing);
-    const bool last_alone = i + 1 == charts.size() && charts.size() % 2 == 1 && columns == 2;
-    grid->addWidget(view, static_cast<int>(i) / columns, static_cast<int>(i) % columns, 1,
-                    last_alone ? 2 : 1);
+    if (tall)
+      grid->addWidget(view, 0, column++, std::max(1, stacked), 1);
+    else
+      grid->addWidget(view, row++, 0);
   }
   const int written = Export(&screen, out_path, options.size);
   return written != 0 ? written : (bad_input ? 2 : 0);

@@ -76,12 +76,8 @@ void MainWindow::openFiles(const QStringList& paths) {
       } else {
         problems << path + ": " + QString::fromStdString(error);
       }
-    } else if (kind == FileKind::kEmpty) {
-      problems << path + tr(": empty file");
-    } else if (kind == FileKind::kUnreadable) {
-      problems << path + tr(": cannot open");
     } else {
-      problems << path + tr(": neither a timeline (JSON trace) nor a report (JSON or CSV)");
+      problems << path + ": " + QString::fromStdString(DescribeFileKindProblem(kind));
     }
   }
   if (!problems.isEmpty()) reportProblems(problems, true);
@@ -145,7 +141,12 @@ void MainWindow::onLoaded(const std::shared_ptr<LoadResult>& result) {
 
 void MainWindow::reportProblems(const QStringList& lines, bool errors) {
   if (errors) {
-    QMessageBox::warning(this, tr("hvdview: problems reading files"), lines.join('\n'));
+    // Window-modal but not blocking (open, not exec): loading goes on, and tests can read it.
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("hvdview: problems reading files"),
+                                lines.join('\n'), QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("problems"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
   } else {
     statusBar()->showMessage(lines.join("; "), 15000);
   }

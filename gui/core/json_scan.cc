@@ -1,6 +1,8 @@
 #include "core/json_scan.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace hvdview {
@@ -38,6 +40,16 @@ std::string DescribeChar(char c) {
   char text[16];
   std::snprintf(text, sizeof text, "byte 0x%02x", static_cast<unsigned char>(c));
   return text;
+}
+
+std::string QuoteCut(std::string_view text) {
+  constexpr size_t kShown = 60;
+  std::string out = "'";
+  for (char c : text.substr(0, kShown)) {
+    out += (c >= 0x20 && c < 0x7F) ? c : '?';
+  }
+  out += text.size() > kShown ? "...' (" + std::to_string(text.size()) + " bytes)" : "'";
+  return out;
 }
 
 void JsonScanner::Reset(const char* pos, const char* end, uint64_t base_offset_of_begin) {
@@ -125,11 +137,27 @@ double JsonScanner::Number() {
   if (pos_ == end_) throw NeedMoreInput{};
   double value = 0;
   auto [ptr, ec] = std::from_chars(start, pos_, value);
-  if (ec != std::errc() || ptr != pos_ || start == pos_) {
+  if (ec == std::errc::result_out_of_range && ptr == pos_) {
+    // Valid but beyond a double: strtod tells overflow (+-HUGE_VAL) from underflow (~0).
+    value = std::strtod(std::string(start, pos_).c_str(), nullptr);
+  } else if (ec != std::errc() || ptr != pos_ || start == pos_) {
+    const char* stop = pos_;
+    while (stop < end_ && stop - start < 64 && std::isalnum(static_cast<unsigned char>(*stop)))
+      ++stop;
     pos_ = start;
-    throw Error("invalid number");
+    throw Error("expected a number but found " +
+                QuoteCut(std::string_view(start, static_cast<size_t>(stop - start))));
   }
   return value;
+}
+
+std::string_view JsonScanner::IdNumber(int64_t* id) {
+  const char* start = pos_;
+  Number();
+  auto [ptr, ec] = std::from_chars(start, pos_, *id);
+  if (ec == std::errc() && ptr == pos_) return {};
+  *id = 0;
+  return {start, static_cast<size_t>(pos_ - start)};
 }
 
 void JsonScanner::SkipString() {
@@ -160,7 +188,10 @@ void JsonScanner::SkipValue() {
         SkipString();
         continue;
       }
-      if (d == '{' || d == '[') ++depth;
+      if ((d == '{' || d == '[') && ++depth > kMaxJsonDepth) {
+        throw Error("arrays and objects nested deeper than " + std::to_string(kMaxJsonDepth) +
+                    " levels");
+      }
       if ((d == '}' || d == ']') && --depth == 0) {
         ++pos_;
         return;
@@ -176,7 +207,9 @@ void JsonScanner::SkipValue() {
       return;
     }
   }
-  throw Error("expected a value but found " + DescribeChar(c));
+  const bool not_json = c == 'N' || c == 'I';  // NaN, Infinity
+  throw Error("expected a value but found " + DescribeChar(c) +
+              (not_json ? " (NaN and Infinity are not JSON numbers)" : ""));
 }
 
 void JsonScanner::EventObject(RawEvent& event) {
@@ -225,15 +258,21 @@ void JsonScanner::EventField(std::string_view key, RawEvent& event) {
     else
       SkipValue();
   } else if (key == "ts" || key == "dur") {
+    const bool ts = key == "ts";
     if (!is_number)
-      return wrong(key == "ts" ? "events whose \"ts\" is not a number"
-                               : "events whose \"dur\" is not a number");
-    (key == "ts" ? event.ts : event.dur) = Number();
-    (key == "ts" ? event.has_ts : event.has_dur) = true;
+      return wrong(ts ? "events whose \"ts\" is not a number"
+                      : "events whose \"dur\" is not a number");
+    const double value = Number();
+    if (!(std::fabs(value) <= kMaxTimeUs) && !event.type_error) {
+      event.type_error = ts ? "events whose \"ts\" is beyond +-1e18 us"
+                            : "events whose \"dur\" is beyond +-1e18 us";
+    }
+    (ts ? event.ts : event.dur) = value;
+    (ts ? event.has_ts : event.has_dur) = true;
   } else if (key == "pid" || key == "tid") {
     const bool pid = key == "pid";
     if (is_number) {
-      (pid ? event.pid : event.tid) = static_cast<int64_t>(Number());
+      (pid ? event.pid_text : event.tid_text) = IdNumber(pid ? &event.pid : &event.tid);
     } else if (is_string) {
       (pid ? event.pid_text : event.tid_text) = String(pid ? 3 : 4);
     } else {

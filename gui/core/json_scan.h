@@ -22,6 +22,17 @@ struct JsonSyntaxError {
 // "'x'", "end of file" or "byte 0x1f", for error messages.
 std::string DescribeChar(char c);
 
+// `text` quoted for a message, cut to about 60 bytes ("'aaaa...' (20971520 bytes)").
+std::string QuoteCut(std::string_view text);
+
+// Deepest nesting of arrays and objects inside an event (or a skipped top-level value): the
+// scanner is not recursive, but the JSON library that later reads "args" is, in places.
+inline constexpr int kMaxJsonDepth = 512;
+
+// Largest |ts| and |dur| accepted, in microseconds (about 31,700 years): sums and
+// differences of times then stay finite and exact enough for drawing.
+inline constexpr double kMaxTimeUs = 1e18;
+
 class JsonScanner {
  public:
   void Reset(const char* pos, const char* end, uint64_t base_offset_of_begin);
@@ -34,7 +45,12 @@ class JsonScanner {
   void ExpectAfterSpace(char c);
   // Reads a string token (at '"'); escaped strings are decoded into scratch slot `slot`.
   std::string_view String(int slot);
+  // Reads a number; one too large for a double is returned as +-infinity.
   double Number();
+  // Reads a number used as a pid or tid: an integer within int64 is stored in `id` and an
+  // empty view returned; any other number (2.5, 1e30, 99999999999999999999) is returned as
+  // its text, to be used like a string id (no lossy or undefined conversion).
+  std::string_view IdNumber(int64_t* id);
   // Skips any value (at its first character); nested values are only bracket-matched.
   void SkipValue();
   // Reads an event object (at '{') into `event`; views stay valid until the next Reset.

@@ -1,6 +1,9 @@
 #include "core/report_model.h"
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -26,6 +29,21 @@ void ReadField(const nlohmann::json& run, const std::string& path, const char* k
   if constexpr (std::is_same_v<T, std::string>) {
     if (!it->is_string()) throw FieldError{path + "." + key + ": expected a string"};
     *out = it->template get<std::string>();
+  } else if constexpr (std::is_same_v<T, int>) {
+    if (!it->is_number()) {
+      throw FieldError{path + "." + key + ": expected a number, got " + it->type_name()};
+    }
+    // Converting 1e30 or 2^40 to int is undefined: ask for an integer that fits.
+    const bool fits = it->is_number_integer() &&
+                      (it->is_number_unsigned()
+                           ? it->template get<uint64_t>() <= std::numeric_limits<int>::max()
+                           : it->template get<int64_t>() >= 0 &&
+                                 it->template get<int64_t>() <= std::numeric_limits<int>::max());
+    if (!fits) {
+      throw FieldError{path + "." + key + ": expected an integer from 0 to 2147483647, got " +
+                       it->dump().substr(0, 60)};
+    }
+    *out = it->template get<int>();
   } else {
     if (!it->is_number()) {
       throw FieldError{path + "." + key + ": expected a number, got " + it->type_name()};
@@ -59,7 +77,10 @@ std::optional<Report> ReportFromJson(const std::string& text, std::string* error
   try {
     json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    *error = "invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what();
+    // nlohmann quotes the whole token read so far ("last read: ..."): keep one short line.
+    std::string what = e.what();
+    if (what.size() > 200) what = what.substr(0, 200) + "...";
+    *error = "invalid JSON at byte " + std::to_string(e.byte) + ": " + what;
     return std::nullopt;
   }
   if (!json.is_object() || !json.contains("runs") || !json["runs"].is_array()) {
@@ -100,6 +121,38 @@ std::vector<std::string> SplitCsvLine(const std::string& line) {
   return fields;
 }
 
+// A CSV field as a finite number / an integer from 0 to INT_MAX, else a FieldError naming
+// the line, the column and the (cut) text.
+double CsvDouble(const std::string& text, const std::string& at, const char* column) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(value)) {
+    throw FieldError{at + ", " + column + ": expected a finite number, got '" +
+                     text.substr(0, 60) + "'"};
+  }
+  return value;
+}
+
+int CsvInt(const std::string& text, const std::string& at, const char* column) {
+  size_t used = 0;
+  long long value = -1;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || value < 0 || value > std::numeric_limits<int>::max()) {
+    throw FieldError{at + ", " + column + ": expected an integer from 0 to 2147483647, got '" +
+                     text.substr(0, 60) + "'"};
+  }
+  return static_cast<int>(value);
+}
+
 std::optional<Report> ReportFromCsv(const std::string& text, std::string* error) {
   std::istringstream in(text);
   std::string line;
@@ -120,23 +173,24 @@ std::optional<Report> ReportFromCsv(const std::string& text, std::string* error)
       return std::nullopt;
     }
     try {
+      const std::string at = "line " + std::to_string(number);
       ReportRun run{f[0],
-                    std::stoi(f[1]),
-                    std::stoi(f[2]),
+                    CsvInt(f[1], at, "np"),
+                    CsvInt(f[2], at, "batch_size"),
                     f[3],
                     f[4],
-                    std::stod(f[5]),
-                    std::stod(f[6]),
-                    std::stod(f[7]),
-                    std::stod(f[8]),
-                    std::stod(f[9]),
-                    std::stod(f[10]),
-                    std::stod(f[11]),
-                    std::stod(f[12]),
-                    std::stoi(f[13])};
+                    CsvDouble(f[5], at, "images_per_sec"),
+                    CsvDouble(f[6], at, "images_per_sec_ci95"),
+                    CsvDouble(f[7], at, "images_per_sec_single"),
+                    CsvDouble(f[8], at, "scaling_efficiency"),
+                    CsvDouble(f[9], at, "step_time_s"),
+                    CsvDouble(f[10], at, "compute_s"),
+                    CsvDouble(f[11], at, "exposed_comm_s"),
+                    CsvDouble(f[12], at, "negotiation_s"),
+                    CsvInt(f[13], at, "steps")};
       report.runs.push_back(run);
-    } catch (const std::exception&) {
-      *error = "line " + std::to_string(number) + ": a numeric field is not a number";
+    } catch (const FieldError& e) {
+      *error = e.message;
       return std::nullopt;
     }
   }
@@ -146,6 +200,11 @@ std::optional<Report> ReportFromCsv(const std::string& text, std::string* error)
 }  // namespace
 
 std::optional<Report> LoadReport(const std::string& path, std::string* error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    *error = DescribeFileKindProblem(FileKind::kDirectory);
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     *error = "cannot open";
@@ -164,6 +223,8 @@ std::optional<Report> LoadReport(const std::string& path, std::string* error) {
 }
 
 FileKind DetectFileKind(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return FileKind::kDirectory;
   std::ifstream in(path, std::ios::binary);
   if (!in) return FileKind::kUnreadable;
   std::string head(65536, '\0');
@@ -179,6 +240,27 @@ FileKind DetectFileKind(const std::string& path) {
   }
   if (head.compare(first, 9, "model,np,") == 0) return FileKind::kReport;
   return FileKind::kUnknown;
+}
+
+}  // namespace hvdview
+
+namespace hvdview {
+
+std::string DescribeFileKindProblem(FileKind kind) {
+  switch (kind) {
+    case FileKind::kTimeline:
+    case FileKind::kReport:
+      return {};
+    case FileKind::kEmpty:
+      return "empty file";
+    case FileKind::kUnreadable:
+      return "cannot open";
+    case FileKind::kDirectory:
+      return "is a directory, expected a timeline or report file";
+    case FileKind::kUnknown:
+      break;
+  }
+  return "neither a timeline (JSON trace) nor a report (JSON or CSV)";
 }
 
 }  // namespace hvdview

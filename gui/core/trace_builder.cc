@@ -17,6 +17,13 @@ std::string PidLabel(int64_t pid) {
 
 }  // namespace
 
+std::string_view CutUtf8(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return text;
+  size_t end = limit;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
 void TraceBuilder::BeginFile(const std::string& path) {
   file_index_ = static_cast<uint32_t>(trace_.files.size());
   trace_.files.push_back(path);
@@ -47,8 +54,20 @@ Category TraceBuilder::CategoryOf(std::string_view cat, uint32_t name) {
 
 int64_t TraceBuilder::IdOfText(std::string_view text) {
   auto [it, inserted] = text_ids_.emplace(std::string(text), 0);
-  if (inserted) it->second = kTextIdBase + static_cast<int64_t>(text_ids_.size());
+  if (inserted) {
+    it->second = kTextIdBase + static_cast<int64_t>(text_ids_.size());
+    id_texts_.emplace_back(text);
+  }
   return it->second;
+}
+
+std::string TraceBuilder::ThreadLabel(int64_t tid) const {
+  // A tid given as a string (or as a number beyond int64): its text. Compared before
+  // subtracting, as tid may be any int64.
+  if (tid > kTextIdBase && tid - kTextIdBase <= static_cast<int64_t>(id_texts_.size())) {
+    return "tid " + id_texts_[static_cast<size_t>(tid - kTextIdBase - 1)];
+  }
+  return "tid " + std::to_string(tid);
 }
 
 Process& TraceBuilder::ProcessFor(int64_t pid) {
@@ -75,7 +94,7 @@ uint32_t TraceBuilder::LaneFor(int64_t pid, int64_t tid, LaneKind kind) {
     lane.kind = kind;
     lane.sort_index =
         tid >= kTextIdBase ? 0 : static_cast<int>(std::clamp<int64_t>(tid, -1 << 30, 1 << 30));
-    lane.name = kind == LaneKind::kAsync ? "async" : "tid " + std::to_string(tid);
+    lane.name = kind == LaneKind::kAsync ? "async" : ThreadLabel(tid);
     if (kind == LaneKind::kAsync) lane.sort_index = 1 << 30;
     trace_.lanes.push_back(std::move(lane));
     pending_.emplace_back();
@@ -204,16 +223,27 @@ void TraceBuilder::AddMetadata(const RawEvent& event, int64_t pid, int64_t tid) 
     Note("ignored metadata events without an \"args\" object", event.offset);
     return;
   }
+  // A name cut to kMaxNameBytes; a sort index clamped to +-2^30 (a double out of int's range
+  // must not be converted as is).
+  auto name = [&] {
+    const std::string& text = args["name"].get_ref<const std::string&>();
+    if (text.size() > kMaxNameBytes) Note("metadata names cut to 4096 bytes", event.offset);
+    return std::string(CutUtf8(text, kMaxNameBytes));
+  };
+  auto sort_index = [&] {
+    const double value = args["sort_index"].get<double>();
+    return static_cast<int>(std::clamp(value, -1073741824.0, 1073741824.0));
+  };
   if (event.name == "process_name" && args.contains("name") && args["name"].is_string()) {
-    ProcessFor(pid).name = args["name"].get<std::string>();
+    ProcessFor(pid).name = name();
   } else if (event.name == "process_sort_index" && args.contains("sort_index") &&
              args["sort_index"].is_number()) {
-    ProcessFor(pid).sort_index = args["sort_index"].get<int>();
+    ProcessFor(pid).sort_index = sort_index();
   } else if (event.name == "thread_name" && args.contains("name") && args["name"].is_string()) {
-    trace_.lanes[LaneFor(pid, tid, LaneKind::kThread)].name = args["name"].get<std::string>();
+    trace_.lanes[LaneFor(pid, tid, LaneKind::kThread)].name = name();
   } else if (event.name == "thread_sort_index" && args.contains("sort_index") &&
              args["sort_index"].is_number()) {
-    trace_.lanes[LaneFor(pid, tid, LaneKind::kThread)].sort_index = args["sort_index"].get<int>();
+    trace_.lanes[LaneFor(pid, tid, LaneKind::kThread)].sort_index = sort_index();
   }
 }
 
@@ -227,6 +257,7 @@ void TraceBuilder::AddCounter(const RawEvent& event, int64_t pid) {
     if (!value.is_number()) continue;
     std::string series(event.name);
     if (args.size() > 1 || key != "value") series += "." + key;
+    if (series.size() > kMaxNameBytes) series = std::string(CutUtf8(series, kMaxNameBytes));
     auto [it, inserted] = counter_lanes_.emplace(std::make_pair(pid, series), 0);
     if (inserted) {
       const int64_t tid = kCounterTidBase - static_cast<int64_t>(counter_lanes_.size());

@@ -12,6 +12,13 @@
 
 namespace hvdview {
 
+// Longest name kept (event, category, string pid/tid, metadata names): longer ones are cut
+// at parse time so that a hostile file cannot make every label megabytes long.
+inline constexpr size_t kMaxNameBytes = 4096;
+
+// `text` cut to at most `limit` bytes, backing up to the start of a UTF-8 sequence.
+std::string_view CutUtf8(std::string_view text, size_t limit);
+
 // One event as read from a file. Views point into the parser's buffer.
 struct RawEvent {
   char ph = 0;
@@ -61,6 +68,7 @@ class TraceBuilder {
   uint32_t Intern(std::string_view name);
   Category CategoryOf(std::string_view cat, uint32_t name);
   int64_t IdOfText(std::string_view text);
+  std::string ThreadLabel(int64_t tid) const;
   uint32_t LaneFor(int64_t pid, int64_t tid, LaneKind kind);
   Process& ProcessFor(int64_t pid);
   void Note(const std::string& problem, uint64_t offset);
@@ -77,6 +85,7 @@ class TraceBuilder {
   std::unordered_map<std::string, uint32_t> name_ids_;
   std::vector<int8_t> name_category_;                  // -1 = not classified yet
   std::unordered_map<std::string, int64_t> text_ids_;  // pid/tid given as strings
+  std::vector<std::string> id_texts_;                  // the same, by id - kTextIdBase - 1
   std::map<std::pair<int64_t, int64_t>, uint32_t> lane_ids_;
   std::map<int64_t, size_t> process_ids_;
   std::map<std::pair<int64_t, std::string>, uint32_t> counter_lanes_;

@@ -3,6 +3,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QHorizontalStackedBarSeries>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QPen>
@@ -127,7 +128,7 @@ QChart* MakeThroughputChart(const Report& report) {
 }
 
 QChart* MakeEfficiencyChart(const Report& report) {
-  QChart* chart = NewChart(QObject::tr("Scaling efficiency"));
+  QChart* chart = NewChart(QObject::tr("Scaling efficiency (% of ideal)"));
   QAbstractAxis* x = MakeNpAxis(report);
   auto* y = new QValueAxis;
   y->setTitleText(QObject::tr("% of ideal"));
@@ -157,8 +158,18 @@ QChart* MakeEfficiencyChart(const Report& report) {
   return chart;
 }
 
+// "resnet101, np 64" (plus the sweep label): the category of one run in the step split.
+QString RunCategory(const ReportRun& run) {
+  return QStringLiteral("%1, np %2%3")
+      .arg(QString::fromStdString(run.model))
+      .arg(run.np)
+      .arg(run.label.empty() ? QString() : " (" + QString::fromStdString(run.label) + ")");
+}
+
+// Horizontal bars, one row per run: the run labels are written level and in full, so that
+// a sweep of 3 models x 10 np (30 bars) stays readable; rotated labels were cut to "resne...".
 QChart* MakeStepTimeChart(const Report& report) {
-  QChart* chart = NewChart(QObject::tr("Step time split (ms)"));
+  QChart* chart = NewChart(QObject::tr("Step time split (ms per step)"));
   auto* compute = new QBarSet(QObject::tr("compute"));
   auto* exposed = new QBarSet(QObject::tr("exposed communication"));
   auto* negotiation = new QBarSet(QObject::tr("negotiation"));
@@ -169,11 +180,10 @@ QChart* MakeStepTimeChart(const Report& report) {
   other->setColor(QColor(0xBA, 0xB0, 0xAC));
   QStringList categories;
   double top = 0;
-  for (const ReportRun& run : report.runs) {
-    categories << QStringLiteral("%1 np=%2%3")
-                      .arg(QString::fromStdString(run.model))
-                      .arg(run.np)
-                      .arg(run.label.empty() ? QString() : " " + QString::fromStdString(run.label));
+  // Report order top to bottom (Qt draws the first category at the bottom).
+  for (auto it = report.runs.rbegin(); it != report.runs.rend(); ++it) {
+    const ReportRun& run = *it;
+    categories << RunCategory(run);
     const double exposed_only = std::max(0.0, run.exposed_comm_s - run.negotiation_s);
     const double rest = std::max(0.0, run.step_time_s - run.compute_s - run.exposed_comm_s);
     *compute << run.compute_s * 1e3;
@@ -182,21 +192,25 @@ QChart* MakeStepTimeChart(const Report& report) {
     *other << rest * 1e3;
     top = std::max(top, std::max(run.step_time_s, run.compute_s + run.exposed_comm_s) * 1e3);
   }
-  auto* series = new QStackedBarSeries;
+  auto* series = new QHorizontalStackedBarSeries;
   series->append({compute, exposed, negotiation, other});
+  series->setBarWidth(0.75);
   chart->addSeries(series);
-  auto* x = new QBarCategoryAxis;
-  x->append(categories);
-  x->setLabelsAngle(categories.size() > 6 ? -60 : 0);
-  auto* y = new QValueAxis;
-  y->setTitleText(QObject::tr("ms per step"));
-  y->setRange(0, top * 1.1 + 1e-9);
-  y->applyNiceNumbers();
-  y->setLabelFormat("%.0f");
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  series->attachAxis(x);
-  series->attachAxis(y);
+  auto* runs = new QBarCategoryAxis;
+  runs->append(categories);
+  runs->setTitleText(QObject::tr("run (model, np)"));
+  // Qt Charts cuts labels laid out while the view is still small (a hidden tab) and then
+  // keeps asking for the cut width; the labels are level, so draw them whole.
+  runs->setTruncateLabels(false);
+  auto* ms = new QValueAxis;
+  ms->setTitleText(QObject::tr("ms per step"));
+  ms->setRange(0, top * 1.1 + 1e-9);
+  ms->applyNiceNumbers();
+  ms->setLabelFormat("%.0f");
+  chart->addAxis(ms, Qt::AlignBottom);
+  chart->addAxis(runs, Qt::AlignLeft);
+  series->attachAxis(ms);
+  series->attachAxis(runs);
   return chart;
 }
 
@@ -220,8 +234,9 @@ QChart* MakeCollectiveTimeChart(const Trace& trace) {
   auto* x = new QBarCategoryAxis;
   x->append(categories);
   x->setLabelsAngle(categories.size() > 12 ? -90 : 0);
+  x->setTitleText(QObject::tr("process"));
   auto* y = new QValueAxis;
-  y->setTitleText(QObject::tr("ms"));
+  y->setTitleText(QObject::tr("ms in the trace"));
   y->setRange(0, top * 1.1 + 1e-9);
   y->applyNiceNumbers();
   y->setLabelFormat("%.0f");

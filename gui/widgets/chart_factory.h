@@ -13,7 +13,8 @@ namespace hvdview {
 QChart* MakeThroughputChart(const Report& report);
 // Scaling efficiency (%) against np, one series per model/label, ideal = 100 %.
 QChart* MakeEfficiencyChart(const Report& report);
-// Stacked bars per run: compute, exposed communication (without negotiation), negotiation.
+// Stacked horizontal bars, one row per run ("resnet101, np 64"): compute, exposed
+// communication (without negotiation), negotiation, other. Wants a tall place: ~18 px a run.
 QChart* MakeStepTimeChart(const Report& report);
 // Bars per process: time inside collectives and in negotiation (imbalance between ranks).
 QChart* MakeCollectiveTimeChart(const Trace& trace);

@@ -16,13 +16,21 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   const char* placeholders[4] = {
       "Throughput: open a report (File > Open)", "Scaling efficiency: open a report",
       "Step time split: open a report", "Time in collectives per rank: open a timeline"};
+  layout->setColumnStretch(0, 1);
+  layout->setColumnStretch(1, 1);
   for (int i = 0; i < 4; ++i) {
     auto* chart = new QChart;
     chart->setTitle(tr(placeholders[i]));
     views_[i] = new QChartView(chart, this);
     views_[i]->setRenderHint(QPainter::Antialiasing);
     views_[i]->setMinimumSize(320, 240);
-    layout->addWidget(views_[i], i / 2, i % 2);
+    // Throughput, efficiency and per-rank time stacked on the left; the step split (one row
+    // per run: 30 for 3 models x 10 np) gets the full height on the right.
+    const ChartKind kind = static_cast<ChartKind>(i);
+    if (kind == ChartKind::kStepTime)
+      layout->addWidget(views_[i], 0, 1, 3, 1);
+    else
+      layout->addWidget(views_[i], kind == ChartKind::kCollectives ? 2 : i, 0);
     auto* export_action = new QAction(tr("Export chart (PNG/SVG)..."), views_[i]);
     views_[i]->setContextMenuPolicy(Qt::ActionsContextMenu);
     views_[i]->addAction(export_action);
@@ -53,11 +61,19 @@ void ChartsPanel::setReport(const Report& report) {
   replaceChart(ChartKind::kEfficiency, MakeEfficiencyChart(report));
   replaceChart(ChartKind::kStepTime, MakeStepTimeChart(report));
   has_report_ = true;
+  updateVisibility();
 }
 
 void ChartsPanel::setTrace(const Trace& trace) {
   replaceChart(ChartKind::kCollectives, MakeCollectiveTimeChart(trace));
   has_trace_ = true;
+  updateVisibility();
+}
+
+// The per-rank placeholder ("open a timeline") gives its room to the report charts once a
+// report is open without a timeline.
+void ChartsPanel::updateVisibility() {
+  chartView(ChartKind::kCollectives)->setVisible(has_trace_ || !has_report_);
 }
 
 }  // namespace hvdview

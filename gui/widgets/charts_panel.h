@@ -28,6 +28,7 @@ class ChartsPanel : public QWidget {
 
  private:
   void replaceChart(ChartKind kind, QChart* chart);
+  void updateVisibility();
 
   QChartView* views_[4];
   bool has_report_ = false;

@@ -1,12 +1,17 @@
 // Charts built from a report and from a timeline, and the charts panel export.
 #include <gtest/gtest.h>
 
+#include <QApplication>
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
 #include <QLineSeries>
-#include <QStackedBarSeries>
+#include <QHorizontalStackedBarSeries>
+#include <QLegendMarker>
+#include <QValueAxis>
 #include <memory>
+
+#include "app/main_window.h"
 
 #include "core/trace_parser.h"
 #include "test_files.h"
@@ -17,11 +22,31 @@
 namespace hvdview {
 namespace {
 
-Report SmallReport() {
+Report ReportFile(const char* name) {
   std::string error;
-  auto report = LoadReport(testing::DataFile("report_small.json"), &error);
+  auto report = LoadReport(testing::DataFile(name), &error);
   EXPECT_TRUE(report) << error;
   return *report;
+}
+
+Report SmallReport() {
+  return ReportFile("report_small.json");
+}
+
+// 3 models x 10 np, as hvdsim scenarios/roce25.json reports it.
+Report SweepReport() {
+  return ReportFile("report_30runs.json");
+}
+
+QStringList chart_names(QChart* chart) {
+  QStringList names;
+  for (QAbstractSeries* series : chart->series()) names << series->name();
+  return names;
+}
+
+QString AxisTitle(QChart* chart, Qt::Orientation orientation) {
+  const QList<QAbstractAxis*> axes = chart->axes(orientation);
+  return axes.isEmpty() ? QString() : axes[0]->titleText();
 }
 
 QLineSeries* SeriesNamed(QChart* chart, const QString& name) {
@@ -59,15 +84,15 @@ TEST(Charts, StepTimeIsStackedPerRun) {
   const Report report = SmallReport();
   std::unique_ptr<QChart> chart(MakeStepTimeChart(report));
   ASSERT_EQ(chart->series().size(), 1);
-  auto* series = qobject_cast<QStackedBarSeries*>(chart->series()[0]);
+  auto* series = qobject_cast<QHorizontalStackedBarSeries*>(chart->series()[0]);
   ASSERT_NE(series, nullptr);
   ASSERT_EQ(series->barSets().size(), 4);
-  const ReportRun& run = report.runs[5];
-  EXPECT_NEAR(series->barSets()[0]->at(5), run.compute_s * 1e3, 1e-9);
-  EXPECT_NEAR(series->barSets()[1]->at(5), (run.exposed_comm_s - run.negotiation_s) * 1e3, 1e-9);
-  EXPECT_NEAR(series->barSets()[2]->at(5), run.negotiation_s * 1e3, 1e-9);
+  const ReportRun& run = report.runs[5];  // the last run is the first (bottom) category
+  EXPECT_NEAR(series->barSets()[0]->at(0), run.compute_s * 1e3, 1e-9);
+  EXPECT_NEAR(series->barSets()[1]->at(0), (run.exposed_comm_s - run.negotiation_s) * 1e3, 1e-9);
+  EXPECT_NEAR(series->barSets()[2]->at(0), run.negotiation_s * 1e3, 1e-9);
   double sum = 0;
-  for (QBarSet* set : series->barSets()) sum += set->at(5);
+  for (QBarSet* set : series->barSets()) sum += set->at(0);
   EXPECT_NEAR(sum, run.step_time_s * 1e3, 1e-6);
 }
 
@@ -80,6 +105,77 @@ TEST(Charts, CollectiveTimePerRank) {
   auto* axis = qobject_cast<QBarCategoryAxis*>(chart->axes(Qt::Horizontal).at(0));
   ASSERT_NE(axis, nullptr);
   EXPECT_EQ(axis->categories(), QStringList({"rank 0", "rank 1"}));
+}
+
+TEST(ChartLabels, StepSplitNamesModelAndNpOfEveryRun) {
+  const Report report = SweepReport();
+  ASSERT_EQ(report.runs.size(), 30u);
+  std::unique_ptr<QChart> chart(MakeStepTimeChart(report));
+  auto* axis = qobject_cast<QBarCategoryAxis*>(chart->axes(Qt::Vertical).at(0));
+  ASSERT_NE(axis, nullptr);
+  const QStringList categories = axis->categories();
+  ASSERT_EQ(categories.size(), 30);
+  for (size_t i = 0; i < report.runs.size(); ++i) {
+    const ReportRun& run = report.runs[i];
+    const QString& category = categories[static_cast<int>(report.runs.size() - 1 - i)];
+    EXPECT_EQ(category, QString::fromStdString(run.model) + ", np " + QString::number(run.np));
+  }
+  EXPECT_EQ(axis->labelsAngle(), 0);  // level text: rotated labels were cut to "resne..."
+}
+
+TEST(ChartLabels, EveryChartNamesItsUnitsAndHasALegend) {
+  const Report report = SweepReport();
+  LoadResult timeline = LoadTimelines({testing::DataFile("runtime_small.json")});
+  std::unique_ptr<QChart> throughput(MakeThroughputChart(report));
+  std::unique_ptr<QChart> efficiency(MakeEfficiencyChart(report));
+  std::unique_ptr<QChart> steps(MakeStepTimeChart(report));
+  std::unique_ptr<QChart> ranks(MakeCollectiveTimeChart(timeline.trace));
+  EXPECT_EQ(AxisTitle(throughput.get(), Qt::Horizontal), "np (GPUs)");
+  EXPECT_EQ(AxisTitle(throughput.get(), Qt::Vertical), "images/s");
+  EXPECT_EQ(AxisTitle(efficiency.get(), Qt::Horizontal), "np (GPUs)");
+  EXPECT_TRUE(AxisTitle(efficiency.get(), Qt::Vertical).contains("%"));
+  EXPECT_EQ(AxisTitle(steps.get(), Qt::Horizontal), "ms per step");
+  EXPECT_EQ(AxisTitle(steps.get(), Qt::Vertical), "run (model, np)");
+  EXPECT_EQ(AxisTitle(ranks.get(), Qt::Horizontal), "process");
+  EXPECT_TRUE(AxisTitle(ranks.get(), Qt::Vertical).startsWith("ms"));
+  for (QChart* chart : {throughput.get(), efficiency.get(), steps.get(), ranks.get()}) {
+    SCOPED_TRACE(chart->title().toStdString());
+    EXPECT_TRUE(chart->legend()->isVisible());
+    EXPECT_GE(chart->legend()->markers().size(), 2);
+  }
+  EXPECT_EQ(chart_names(throughput.get()), QStringList({"inception3", "resnet101", "vgg16",
+                                                       "ideal inception3", "ideal resnet101",
+                                                       "ideal vgg16"}));
+}
+
+// In the window at its default size (what a new user sees first), no axis label of the
+// charts tab is cut and the 30 run labels have a line each (they do not overlap).
+TEST(ChartLabels, AllRunLabelsFitAtTheDefaultWindowSize) {
+  MainWindow window;
+  window.show();
+  window.openFiles({QString::fromStdString(testing::DataFile("report_30runs.json"))});
+  QApplication::processEvents();
+  window.grab();  // lays out and paints, as a screenshot does
+  ChartsPanel* panel = window.chartsPanel();
+  for (ChartKind kind : {ChartKind::kThroughput, ChartKind::kEfficiency, ChartKind::kStepTime}) {
+    QChart* chart = panel->chartView(kind)->chart();
+    for (QAbstractAxis* axis : chart->axes()) {
+      EXPECT_FALSE(axis->labelsTruncated())
+          << chart->title().toStdString() << ", axis " << axis->titleText().toStdString();
+    }
+  }
+  QChart* steps = panel->chartView(ChartKind::kStepTime)->chart();
+  auto* runs = qobject_cast<QBarCategoryAxis*>(steps->axes(Qt::Vertical).at(0));
+  ASSERT_NE(runs, nullptr);
+  const QFontMetricsF metrics(runs->labelsFont());
+  const double row = steps->plotArea().height() / runs->count();
+  EXPECT_GE(row, metrics.height()) << "plot " << steps->plotArea().height();
+  // Each run label whole, between the axis title and the plot (labels are drawn uncut).
+  const double title = QFontMetricsF(runs->titleFont()).height();
+  for (const QString& label : runs->categories()) {
+    EXPECT_LE(title + metrics.horizontalAdvance(label), steps->plotArea().left())
+        << label.toStdString();
+  }
 }
 
 TEST(ChartsPanel, ShowsAndExportsCharts) {

@@ -4,6 +4,7 @@
 
 #include <QImage>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -159,6 +160,50 @@ TEST(Cli, GeneratedMultiRankFilesOpenAsOneView) {
   WriteSyntheticTimeline(rank1, spec);
   RunResult r = RunHvdview("--screenshot " + TempPath("gen.png") + " " + rank0 + " " + rank1);
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+
+TEST(Cli, DirectoryIsNamedAsSuch) {
+  const std::string dir = TempPath("cli_dir");
+  std::filesystem::create_directories(dir);
+  RunResult r = RunHvdview("--screenshot " + TempPath("d.png") + " " + dir);
+  EXPECT_EQ(r.exit_code, 2);
+  ASSERT_EQ(OwnLines(r.err).size(), 1u) << r.err;
+  EXPECT_EQ(OwnLines(r.err)[0],
+            "hvdview: " + dir + ": is a directory, expected a timeline or report file");
+  r = RunHvdview("--screenshot " + TempPath("d.png") + " " + DataFile("runtime_small.json") +
+                 " --compare " + dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir + ": is a directory, expected a timeline file"), std::string::npos)
+      << r.err;
+}
+
+TEST(Cli, LongNameIsCutWithOneLineAndExit2) {
+  // 20 MiB in one event name: before the cut, ~8 s and gigabytes; now one line and a picture.
+  const std::string path = testing::WriteTempFile(
+      "cli_long.json", R"([{"ph":"X","name":")" + std::string(20 << 20, 'L') +
+                           R"(","pid":0,"tid":0,"ts":0,"dur":10},
+{"ph":"X","name":"B","pid":0,"tid":0,"ts":20,"dur":5}])");
+  const std::string png = TempPath("cli_long.png");
+  RunResult r = RunHvdview("--screenshot " + png + " --size 800x300 " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  const std::vector<std::string> lines = OwnLines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err.substr(0, 2000);
+  EXPECT_EQ(lines[0], "hvdview: " + path + ": event 0 (byte 1): \"name\" is '" +
+                          std::string(60, 'L') +
+                          "...' (20971520 bytes), expected at most 4096 bytes; cut to 4096");
+  EXPECT_FALSE(QImage(QString::fromStdString(png)).isNull());
+}
+
+TEST(Cli, ReportNumberOutOfRangeExits2) {
+  const std::string report = testing::WriteTempFile(
+      "cli_np.json", R"({"runs": [{"model": "m", "np": 1e30, "images_per_sec": 1}]})");
+  RunResult r = RunHvdview("--export-chart " + TempPath("np.png") + " " + report);
+  EXPECT_EQ(r.exit_code, 2);
+  ASSERT_EQ(OwnLines(r.err).size(), 1u) << r.err;
+  EXPECT_EQ(OwnLines(r.err)[0], "hvdview: " + report +
+                                    ": runs[0].np: expected an integer from 0 to 2147483647, "
+                                    "got 1e+30");
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <QMessageBox>
 #include <QSignalSpy>
+#include <filesystem>
 
 #include "core/synthetic_trace.h"
 #include "test_files.h"
@@ -50,6 +52,41 @@ TEST(TraceLoader, LoadsOnAWorkerThreadAndCanBeCancelled) {
   ASSERT_TRUE(finished.wait(20000));
   EXPECT_TRUE(result->cancelled);
   EXPECT_FALSE(loader.busy());
+}
+
+
+// The window shows the same one-line messages as the command line (in a message box).
+QString ProblemsShown(const MainWindow& window) {
+  auto* box = window.findChild<QMessageBox*>(QStringLiteral("problems"));
+  return box ? box->text() : QString();
+}
+
+TEST(MainWindow, NamesADirectoryAsSuch) {
+  MainWindow window;
+  window.show();
+  const std::string dir = testing::TempPath("window_dir");
+  std::filesystem::create_directories(dir);
+  window.openFiles({QString::fromStdString(dir)});
+  EXPECT_EQ(ProblemsShown(window).toStdString(),
+            dir + ": is a directory, expected a timeline or report file");
+}
+
+TEST(MainWindow, ShowsCutNamesLikeTheCommandLine) {
+  MainWindow window;
+  window.show();
+  auto* loader = window.findChild<TraceLoader*>();
+  QSignalSpy finished(loader, &TraceLoader::finished);
+  const std::string path = testing::WriteTempFile(
+      "window_long.json",
+      R"([{"ph":"X","name":")" + std::string(100000, 'z') + R"(","pid":0,"ts":0,"dur":1}])");
+  window.openFiles({QString::fromStdString(path)});
+  ASSERT_TRUE(finished.wait(10000));
+  const QString text = ProblemsShown(window);
+  EXPECT_TRUE(text.startsWith(QString::fromStdString(path) +
+                              ": event 0 (byte 1): \"name\" is 'zzz"))
+      << text.toStdString();
+  EXPECT_TRUE(text.contains("expected at most 4096 bytes; cut to 4096")) << text.toStdString();
+  ASSERT_NE(window.timelinePanel()->view()->trace(), nullptr);  // still drawn
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 // Parser cases: every supported phase, both JSON forms, several files, and broken files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "core/synthetic_trace.h"
+#include "core/trace_builder.h"
 #include "core/trace_parser.h"
 #include "test_files.h"
 
@@ -347,6 +351,169 @@ TEST(TraceParserErrors, CancelStopsEarly) {
   LoadOptions options;
   options.cancel = &cancel;
   EXPECT_TRUE(LoadTimelines({path}, options).cancelled);
+}
+
+
+// ---- hostile files: huge strings, numbers and nesting ---------------------------------------
+
+// Concatenation by append (gcc 12 warns falsely on "literal" + std::string&&).
+template <typename... Parts>
+std::string Cat(const Parts&... parts) {
+  std::string out;
+  (out.append(parts), ...);
+  return out;
+}
+
+std::string XEvent(const std::string& name, const std::string& pid = "0",
+                   const std::string& tid = "0", const std::string& ts = "0") {
+  return R"({"ph":"X","name":")" + name + R"(","pid":)" + pid + R"(,"tid":)" + tid +
+         R"(,"ts":)" + ts + R"(,"dur":1})";
+}
+
+TEST(TraceParserHostile, LongNamesAreCutAndReportedOnce) {
+  const std::string huge(20 << 20, 'a');  // 20 MiB: takes seconds and gigabytes if kept
+  LoadResult r = Load("long_name.json", Cat("[", XEvent("ok"), ",\n", XEvent(huge), ",\n",
+                                            XEvent(std::string(5000, 'b')), "]"));
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].ToString(),
+            r.errors[0].file +
+                ": event 1 (byte 56): \"name\" is "
+                "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' (20971520 "
+                "bytes), expected at most 4096 bytes; cut to 4096 (2 strings cut in all)");
+  EXPECT_EQ(r.errors[0].offset, 56u);
+  EXPECT_EQ(r.trace.slice_count, 3u);  // all events kept, names cut
+  ASSERT_EQ(r.trace.names.size(), 3u);
+  for (const std::string& name : r.trace.names) EXPECT_LE(name.size(), kMaxNameBytes);
+  EXPECT_EQ(r.trace.names[1], std::string(kMaxNameBytes, 'a'));
+}
+
+TEST(TraceParserHostile, CutNamesStayValidUtf8) {
+  // "é" (2 bytes) straddles byte 4096: the cut backs up to before it.
+  const std::string name = std::string(4095, 'n') + "\xc3\xa9" + "tail";
+  LoadResult r = Load("utf8.json", Cat("[", XEvent(name), "]"));
+  ASSERT_EQ(r.trace.names.size(), 1u);
+  EXPECT_EQ(r.trace.names[0], std::string(4095, 'n'));
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].message.find("(4101 bytes), expected at most 4096"), std::string::npos)
+      << r.errors[0].message;
+}
+
+TEST(TraceParserHostile, LongPidTidAndCategoryAreCutToo) {
+  LoadResult r = Load("long_ids.json", R"([{"ph":"X","name":"A","cat":")" +
+                                           std::string(5000, 'c') + R"(","pid":")" +
+                                           std::string(6000, 'p') + R"(","tid":")" +
+                                           std::string(7000, 't') + R"(","ts":0,"dur":1}])");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].message.find("\"cat\" is 'ccc"), std::string::npos) << r.errors[0].message;
+  EXPECT_NE(r.errors[0].message.find("(3 strings cut in all)"), std::string::npos);
+  ASSERT_EQ(r.trace.processes.size(), 1u);
+  EXPECT_EQ(r.trace.processes[0].name.size(), kMaxNameBytes);
+}
+
+TEST(TraceParserHostile, AnEventOverTheSizeLimitStopsTheFile) {
+  LoadOptions options;
+  options.chunk_bytes = 64 << 10;
+  options.max_event_bytes = 1 << 20;
+  const std::string text =
+      Cat("[", XEvent("first"), ",\n", XEvent(std::string(2 << 20, 'x')), ",\n", XEvent("never"), "]");
+  LoadResult r = LoadTimelines({WriteTempFile("too_big.json", text)}, options);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message,
+            "the event at byte 59 is longer than 1 MiB, the most one event may take; kept the 1 "
+            "events before it");
+  EXPECT_EQ(r.trace.slice_count, 1u);
+}
+
+TEST(TraceParserHostile, ADirectoryIsNamedAsSuch) {
+  const std::string dir = testing::TempPath("a_directory");
+  std::filesystem::create_directories(dir);
+  LoadResult r = LoadTimelines({dir});
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].ToString(), dir + ": is a directory, expected a timeline file");
+}
+
+TEST(TraceParserHostile, IdsBeyondInt64AreKeptAsText) {
+  LoadResult r = Load("huge_ids.json",
+                      Cat("[", XEvent("A", "99999999999999999999999", "-9223372036854775809"),
+                          ",\n", XEvent("B", "9223372036854775807", "-9223372036854775808"),
+                          ",\n", XEvent("C", "1.5", "1e3"), "]"));
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.trace.slice_count, 3u);
+  std::vector<std::string> processes, lanes;
+  for (const Process& p : r.trace.processes) processes.push_back(p.name);
+  for (const Lane& lane : r.trace.lanes) lanes.push_back(lane.name);
+  EXPECT_NE(std::find(processes.begin(), processes.end(), "99999999999999999999999"),
+            processes.end());
+  EXPECT_NE(std::find(processes.begin(), processes.end(), "pid 9223372036854775807"),
+            processes.end());
+  EXPECT_NE(std::find(lanes.begin(), lanes.end(), "tid -9223372036854775809"), lanes.end());
+  EXPECT_NE(std::find(lanes.begin(), lanes.end(), "tid -9223372036854775808"), lanes.end());
+  EXPECT_NE(std::find(lanes.begin(), lanes.end(), "tid 1e3"), lanes.end());
+}
+
+TEST(TraceParserHostile, TimesBeyondTheRangeSkipTheEvent) {
+  LoadResult r = Load("huge_times.json",
+                      Cat("[", XEvent("ok", "0", "0", "1e-400"), ",\n",
+                          XEvent("over", "0", "0", "1e400"), ",\n", XEvent("far", "0", "0", "-2e18"),
+                          "]"));
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.trace.slice_count, 1u);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("2 skipped events: events whose \"ts\" is beyond +-1e18 us "
+                               "(first at byte 61)"),
+            std::string::npos)
+      << r.warnings[0];
+}
+
+TEST(TraceParserHostile, NanAndInfinityAreNamed) {
+  LoadResult r = Load("nan.json", Cat("[", XEvent("ok"), R"(,{"ph":"X","ts":NaN}])"));
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].message.find("at byte 70: expected a value but found 'N' (NaN and "
+                                     "Infinity are not JSON numbers); kept the 1 events"),
+            std::string::npos)
+      << r.errors[0].message;
+  r = Load("minus_inf.json", Cat("[", XEvent("ok"), R"(,{"ph":"X","ts":-Infinity}])"));
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].message.find("expected a number but found '-Infinity'"),
+            std::string::npos)
+      << r.errors[0].message;
+}
+
+TEST(TraceParserHostile, DeepNestingIsBounded) {
+  const int depth = 100000;
+  const std::string deep = std::string(depth, '[') + std::string(depth, ']');
+  LoadResult r = Load("deep.json", Cat("[", XEvent("ok"), R"(,{"ph":"M","name":"process_name",)",
+                                       R"("pid":0,"args":)", deep, "}]"));
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].message.find("arrays and objects nested deeper than 512 levels"),
+            std::string::npos)
+      << r.errors[0].message;
+  EXPECT_EQ(r.trace.slice_count, 1u);
+  const std::string ok_depth = std::string(500, '[') + std::string(500, ']');
+  r = Load("deep_ok.json", Cat("[", XEvent("ok"), R"(,{"ph":"C","name":"c","pid":0,"ts":0,)",
+                               R"("args":{"v":1,"deep":)", ok_depth, "}}]"));
+  EXPECT_TRUE(r.errors.empty()) << r.errors[0].message;
+  EXPECT_EQ(r.trace.counter_count, 1u);
+}
+
+TEST(TraceParserHostile, HugeSortIndexIsClamped) {
+  LoadResult r = Load("sort.json", Cat("[", XEvent("A"), ",\n", XEvent("B", "1"), R"(,
+{"ph":"M","name":"process_sort_index","pid":1,"args":{"sort_index":-1e30}},
+{"ph":"M","name":"thread_sort_index","pid":0,"tid":0,"args":{"sort_index":1e300}}])"));
+  EXPECT_TRUE(r.errors.empty());
+  ASSERT_EQ(r.trace.processes.size(), 2u);
+  EXPECT_EQ(r.trace.processes[0].pid, 1);  // sorted first: -2^30
+  EXPECT_EQ(r.trace.processes[0].sort_index, -(1 << 30));
+}
+
+TEST(TraceParserHostile, BytesInMemoryParseLikeAFile) {
+  const std::string text = Cat("[", XEvent("A"), ",", XEvent("B", "1"), "]");
+  LoadResult from_bytes = LoadTimelineBytes(text, "mem.json");
+  EXPECT_TRUE(from_bytes.errors.empty());
+  EXPECT_EQ(from_bytes.trace.slice_count, 2u);
+  LoadResult empty = LoadTimelineBytes("", "mem.json");
+  ASSERT_EQ(empty.errors.size(), 1u);
+  EXPECT_EQ(empty.errors[0].ToString(), "mem.json: empty file");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Reports: JSON and CSV, field errors, and file-kind detection.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "core/report_model.h"
 #include "test_files.h"
 
@@ -49,6 +51,50 @@ TEST(Report, Errors) {
   EXPECT_NE(error.find("\"runs\""), std::string::npos);
   EXPECT_FALSE(LoadReport(WriteTempFile("r6.csv", "a,b\n"), &error));
   EXPECT_NE(error.find("header"), std::string::npos);
+}
+
+TEST(Report, NumbersOutOfRangeAreNamed) {
+  std::string error;
+  auto json_run = [](const std::string& np) {
+    return "{\"runs\": [{\"model\": \"m\", \"np\": " + np + ", \"images_per_sec\": 1}]}";
+  };
+  // 1e30 or 2^40 converted to int would be undefined behaviour.
+  EXPECT_FALSE(LoadReport(WriteTempFile("n1.json", json_run("1e30")), &error));
+  EXPECT_EQ(error, "runs[0].np: expected an integer from 0 to 2147483647, got 1e+30");
+  EXPECT_FALSE(LoadReport(WriteTempFile("n2.json", json_run("1099511627776")), &error));
+  EXPECT_EQ(error, "runs[0].np: expected an integer from 0 to 2147483647, got 1099511627776");
+  EXPECT_FALSE(LoadReport(WriteTempFile("n3.json", json_run("-4")), &error));
+  EXPECT_EQ(error, "runs[0].np: expected an integer from 0 to 2147483647, got -4");
+  EXPECT_TRUE(LoadReport(WriteTempFile("n4.json", json_run("8")), &error)) << error;
+  const std::string header =
+      "model,np,batch_size,gpu,label,images_per_sec,images_per_sec_ci95,images_per_sec_single,"
+      "scaling_efficiency,step_time_s,compute_s,exposed_comm_s,negotiation_s,steps\n";
+  EXPECT_FALSE(LoadReport(WriteTempFile("n5.csv", header + "m,99999999999,64,P100,,1,0,1,1,1,1,0,0,1\n"), &error));
+  EXPECT_EQ(error, "line 2, np: expected an integer from 0 to 2147483647, got '99999999999'");
+  EXPECT_FALSE(LoadReport(WriteTempFile("n6.csv", header + "m,8,64,P100,,nan,0,1,1,1,1,0,0,1\n"), &error));
+  EXPECT_EQ(error, "line 2, images_per_sec: expected a finite number, got 'nan'");
+  EXPECT_FALSE(LoadReport(WriteTempFile("n7.csv", header + "m,8,64,P100,,1e999,0,1,1,1,1,0,0,1\n"), &error));
+  EXPECT_EQ(error, "line 2, images_per_sec: expected a finite number, got '1e999'");
+}
+
+TEST(Report, HostileJsonGivesOneShortLine) {
+  std::string error;
+  const std::string bad_string = "{\"runs\": [\"" + std::string(1 << 20, 'q') + "\x01\"]}";
+  EXPECT_FALSE(LoadReport(WriteTempFile("h1.json", bad_string), &error));
+  EXPECT_LT(error.size(), 300u);
+  EXPECT_EQ(error.rfind("invalid JSON at byte ", 0), 0u) << error;
+  const std::string deep = "{\"runs\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_FALSE(LoadReport(WriteTempFile("h2.json", deep), &error));  // no stack overflow
+  EXPECT_EQ(error, "runs[0]: expected an object");
+}
+
+TEST(Report, ADirectoryIsNamedAsSuch) {
+  const std::string dir = testing::TempPath("report_dir");
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(DetectFileKind(dir), FileKind::kDirectory);
+  std::string error;
+  EXPECT_FALSE(LoadReport(dir, &error));
+  EXPECT_EQ(error, "is a directory, expected a timeline or report file");
 }
 
 TEST(FileKind, DetectedFromContent) {
