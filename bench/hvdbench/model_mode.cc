@@ -8,9 +8,12 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "gpu_world.h"
 #include "hvd/workloads/gpu_catalog.h"
 #include "hvd/workloads/model_registry.h"
+#include "hvd/workloads/strict_json.h"
 #include "rank_runtime.h"
 #ifdef HVD_HAVE_MPI
 #include <mpi.h>
@@ -22,7 +25,43 @@ namespace hvd::bench {
 
 namespace wl = hvd::workloads;
 
+namespace {
+
+std::string gib(double bytes) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return b;
+}
+
+// With --device cpu every rank holds all its gradients in host memory at once: a tensor, or
+// all of them, larger than this host's memory is bad input, named before anything allocates
+// (rather than "out of memory" from a rank). Device memory is the GPU backend's to check.
+std::string check_host_memory(const wl::ModelTrace& trace, const Options& o) {
+  if (o.device != "cpu") return "";
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return "";
+  const double memory = static_cast<double>(pages) * static_cast<double>(page);
+  for (std::size_t i = 0; i < trace.tensors.size(); ++i) {
+    const wl::TensorSpec& t = trace.tensors[i];
+    const double bytes = static_cast<double>(t.elements) * wl::dtype_size(t.dtype);
+    if (bytes > memory)
+      return wl::cut_text(o.model) + ": tensors[" + std::to_string(i) + "] \"" +
+             wl::cut_text(t.name) + "\": " + std::to_string(t.elements) + " elements (" +
+             gib(bytes) + " of " + t.dtype + ") do not fit in this host's memory (" +
+             gib(memory) + "); expected a tensor that --device cpu can allocate";
+  }
+  const double total = static_cast<double>(trace.total_bytes());
+  if (total > memory)
+    return wl::cut_text(o.model) + ": tensors: " + std::to_string(trace.tensors.size()) +
+           " gradients of " + gib(total) + " together do not fit in this host's memory (" +
+           gib(memory) + "); expected gradients that --device cpu can allocate";
+  return "";
+}
+
+}  // namespace
+
 wl::Result<wl::StepPlan> plan_for(const wl::ModelTrace& trace, const Options& o) {
+  if (std::string e = check_host_memory(trace, o); !e.empty()) return wl::Error{e};
   double scale = o.compute_scale;
   if (!o.gpu.empty()) {
     wl::Result<double> g = wl::compute_scale(trace.reference_gpu, o.gpu);

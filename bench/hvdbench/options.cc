@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <memory>
 #include <sstream>
 
@@ -199,16 +200,33 @@ std::string fmt_number(double v) {
   return os.str();
 }
 
+// Whether an option was on the command line. The holders' defaults (-1, 0) stand for "not
+// given", so a given value must never be mistaken for one: --batch-size 0 is an error, not
+// "the trace's batch", and --fusion-threshold-mb -1 is an error, not "the default".
+bool given(const CLI::App& app, const char* name) { return app.count(name) > 0; }
+
 // Turns the knob flags into HVD_* variables and checks them with the runtime's own rules.
-std::string collect_knobs(const KnobFlags& k, Options* o) {
+std::string collect_knobs(const CLI::App& app, const KnobFlags& k, Options* o) {
   auto& env = o->knob_env;
-  if (k.fusion_threshold_mb >= 0)
+  if (given(app, "--fusion-threshold-mb")) {
+    // At most 1 TiB: the byte count must fit the runtime's int64 threshold.
+    if (!(k.fusion_threshold_mb >= 0 && k.fusion_threshold_mb <= 1048576))
+      return "--fusion-threshold-mb must be a number of MiB in [0, 1048576] (got " +
+             fmt_number(k.fusion_threshold_mb) + ")";
     env["HVD_FUSION_THRESHOLD"] =
         std::to_string(static_cast<int64_t>(k.fusion_threshold_mb * 1048576.0));
-  else if (k.fusion_threshold_mb != -1)
-    return "--fusion-threshold-mb must be >= 0";
-  if (k.cycle_time_ms != -1) env["HVD_CYCLE_TIME"] = fmt_number(k.cycle_time_ms);
-  if (k.cache_capacity != -1) env["HVD_CACHE_CAPACITY"] = std::to_string(k.cache_capacity);
+  }
+  if (given(app, "--cycle-time-ms")) {
+    if (!(k.cycle_time_ms >= 0 && std::isfinite(k.cycle_time_ms)))
+      return "--cycle-time-ms must be a finite number >= 0 (got " + fmt_number(k.cycle_time_ms) +
+             ")";
+    env["HVD_CYCLE_TIME"] = fmt_number(k.cycle_time_ms);
+  }
+  if (given(app, "--cache-capacity")) {
+    if (k.cache_capacity < 0)
+      return "--cache-capacity must be >= 0 (got " + std::to_string(k.cache_capacity) + ")";
+    env["HVD_CACHE_CAPACITY"] = std::to_string(k.cache_capacity);
+  }
   if (k.hierarchical_allreduce) env["HVD_HIERARCHICAL_ALLREDUCE"] = "1";
   if (k.hierarchical_allgather) env["HVD_HIERARCHICAL_ALLGATHER"] = "1";
   if (!k.timeline.empty()) env["HVD_TIMELINE"] = k.timeline;
@@ -216,8 +234,9 @@ std::string collect_knobs(const KnobFlags& k, Options* o) {
   if (k.autotune) env["HVD_AUTOTUNE"] = "1";
   if (!k.allreduce_algorithm.empty()) env["HVD_ALLREDUCE_ALGORITHM"] = k.allreduce_algorithm;
   if (!k.log_level.empty()) env["HVD_LOG_LEVEL"] = k.log_level;
-  if (k.ranks_per_node != -1) {
-    if (k.ranks_per_node < 1) return "--ranks-per-node must be at least 1";
+  if (given(app, "--ranks-per-node")) {
+    if (k.ranks_per_node < 1)
+      return "--ranks-per-node must be at least 1 (got " + std::to_string(k.ranks_per_node) + ")";
     env["HVD_RANKS_PER_NODE"] = std::to_string(k.ranks_per_node);
   }
   Config c;
@@ -229,14 +248,20 @@ std::string collect_knobs(const KnobFlags& k, Options* o) {
   return s.ok() ? "" : s.message();
 }
 
-std::string check_model_mode(const Options& o) {
+std::string check_model_mode(const CLI::App& app, const Options& o) {
   if (o.np < 1) return "-np must be at least 1 (got " + std::to_string(o.np) + ")";
   if (o.steps < 1) return "--steps must be at least 1 (got " + std::to_string(o.steps) + ")";
   if (o.warmup < 0) return "--warmup must be >= 0 (got " + std::to_string(o.warmup) + ")";
-  if (o.batch_size < 0) return "--batch-size must be > 0 (got " + std::to_string(o.batch_size) + ")";
-  if (!(o.compute_scale > 0)) return "--compute-scale must be > 0 (got " + fmt_number(o.compute_scale) + ")";
-  if (o.single_rate < 0) return "--single-rate must be > 0 (got " + fmt_number(o.single_rate) + ")";
-  if (o.optimizer_ms < 0) return "--optimizer-ms must be >= 0";
+  if (given(app, "--batch-size") && o.batch_size < 1)
+    return "--batch-size must be at least 1 (got " + std::to_string(o.batch_size) + ")";
+  if (!(o.compute_scale > 0 && std::isfinite(o.compute_scale)))
+    return "--compute-scale must be a finite number > 0 (got " + fmt_number(o.compute_scale) + ")";
+  if (given(app, "--single-rate") && !(o.single_rate > 0 && std::isfinite(o.single_rate)))
+    return "--single-rate must be a finite number > 0 (got " + fmt_number(o.single_rate) + ")";
+  // At most a day per step, as the model-trace bound (docs/models.md).
+  if (!(o.optimizer_ms >= 0 && o.optimizer_ms <= 86400000))
+    return "--optimizer-ms must be a number of milliseconds in [0, 86400000] (got " +
+           fmt_number(o.optimizer_ms) + ")";
   return "";
 }
 
@@ -318,9 +343,10 @@ ParseResult parse_options(int argc, const char* const* argv, Options* out) {
     return bad;
   }
   if (!o.calibrate.empty()) {
-    bad.message = o.np < 1      ? "-np must be at least 1 (got " + std::to_string(o.np) + ")"
-                  : o.iters < 1 ? "-n/--iters must be at least 1"
-                                : collect_knobs(k, &o);
+    bad.message = o.np < 1             ? "-np must be at least 1 (got " + std::to_string(o.np) + ")"
+                  : o.iters < 1        ? "-n/--iters must be at least 1"
+                  : o.warmup_iters < 0 ? "-w/--warmup-iters must be >= 0"
+                                       : collect_knobs(*app, k, &o);
     if (!bad.message.empty()) return bad;
     *out = o;
     return {};
@@ -343,8 +369,8 @@ ParseResult parse_options(int argc, const char* const* argv, Options* out) {
     bad.message = "--device: unknown device '" + o.device + "'; expected cpu or gpu";
     return bad;
   }
-  bad.message = o.collective.empty() ? check_model_mode(o) : check_collective_mode(k, &o);
-  if (bad.message.empty()) bad.message = collect_knobs(k, &o);
+  bad.message = o.collective.empty() ? check_model_mode(*app, o) : check_collective_mode(k, &o);
+  if (bad.message.empty()) bad.message = collect_knobs(*app, k, &o);
   if (!bad.message.empty()) return bad;
   *out = o;
   return {};

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "hvd/workloads/strict_json.h"
+
 namespace hvd::workloads {
 namespace {
 
@@ -85,7 +87,7 @@ Result<GpuSpec> find_gpu(std::string_view name) {
     }
     known += (known.empty() ? "" : ", ") + g.name;
   }
-  return Error{"unknown GPU '" + std::string(name) + "'; known GPUs: " + known +
+  return Error{"unknown GPU '" + cut_text(name) + "'; known GPUs: " + known +
                " (aliases: P100, V100, A100, H100)"};
 }
 

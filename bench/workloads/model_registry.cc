@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "hvd/workloads/cnn_models.h"
+#include "hvd/workloads/strict_json.h"
 #include "hvd/workloads/trace_json.h"
 #include "hvd/workloads/transformer_models.h"
 
@@ -59,7 +60,7 @@ Result<ModelTrace> find_model(std::string_view name) {
   if (looks_like_path(name)) return load_trace_file(std::string(name));
   std::string known;
   for (const auto& n : builtin_model_names()) known += (known.empty() ? "" : ", ") + n;
-  return Error{"unknown model '" + std::string(name) + "'; known models: " + known +
+  return Error{"unknown model '" + cut_text(name) + "'; known models: " + known +
                " (or a path to a .json model trace)"};
 }
 

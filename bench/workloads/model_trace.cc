@@ -2,6 +2,7 @@
 #include "hvd/workloads/model_trace.h"
 
 #include <numeric>
+#include <unordered_map>
 
 namespace hvd::workloads {
 namespace {
@@ -100,9 +101,12 @@ void fill_ready_times(ModelTrace& trace) {
     elapsed += trace.layers[i].bwd_s;
     done[i] = elapsed;
   }
+  // By name through a map: a trace may have 100k layers and tensors.
+  std::unordered_map<std::string_view, std::size_t> index;
+  for (std::size_t i = 0; i < trace.layers.size(); ++i) index.emplace(trace.layers[i].name, i);
   for (auto& tensor : trace.tensors) {
-    const int index = trace.layer_index(tensor.layer);
-    tensor.ready_s = index >= 0 ? done[static_cast<std::size_t>(index)] : elapsed;
+    const auto it = index.find(tensor.layer);
+    tensor.ready_s = it != index.end() ? done[it->second] : elapsed;
   }
 }
 

@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <unordered_map>
+
 #include "hvd/workloads/gpu_catalog.h"
+#include "hvd/workloads/strict_json.h"
 #include "hvd/workloads/trace_json.h"
 
 namespace hvd::workloads {
@@ -18,11 +23,17 @@ using nlohmann::json;
 
 constexpr std::string_view kSampleUnits[] = {"images", "sequences", "samples"};
 
+// Bounds that keep arithmetic finite and exact (docs/models.md, "JSON trace format"): any
+// time at most a day, a step at least a nanosecond, FLOPs per sample at most 1e24, a tensor
+// at most 2^40 elements and the whole trace at most 2^50 bytes (no int64 overflow).
+constexpr double kMaxSeconds = 86400;
+constexpr double kMinStepSeconds = 1e-9;
+constexpr double kMaxFlops = 1e24;
+constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxTraceBytes = std::int64_t{1} << 50;
+
 // A JSON value for an error message, cut to a readable length.
-std::string show(const json& value) {
-  std::string s = value.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
+std::string show(const json& value) { return show_json_value(value); }
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -58,17 +69,21 @@ class TraceParser {
   std::string text(const json& obj, const std::string& path, const std::string& key, bool required,
                    std::string fallback = "") const;
   double number(const json& obj, const std::string& path, const std::string& key,
-                bool positive) const;
+                bool positive, double max = kMaxSeconds) const;
   std::int64_t positive_int(const json& v, const std::string& path) const;
   void parse_header(const json& root, ModelTrace& t) const;
   void parse_layers(const json& root, ModelTrace& t);
   void parse_tensors(const json& root, ModelTrace& t);
   void resolve_timing(const json& root, ModelTrace& t) const;
+  void check_step_time(const ModelTrace& t) const;
   void resolve_ready_times(ModelTrace& t) const;
 
   std::string source_;
   std::vector<bool> layer_timed_;   // layer i had fwd_s and bwd_s
   std::vector<bool> tensor_ready_;  // tensor i had ready_s
+  std::vector<double> given_ready_; // tensor i's ready_s as given (when tensor_ready_[i])
+  std::unordered_map<std::string, int> layer_index_;  // layer name -> index in layers[]
+  std::int64_t bytes_ = 0;          // tensors' bytes so far
 };
 
 void TraceParser::check_keys(const json& obj, const std::string& path,
@@ -76,7 +91,7 @@ void TraceParser::check_keys(const json& obj, const std::string& path,
   for (const auto& item : obj.items()) {
     if (allowed.count(item.key()) == 0) {
       std::vector<std::string> names(allowed.begin(), allowed.end());
-      fail(at(path, item.key()), "unknown field; expected one of " + join(names));
+      fail(at(path, cut_text(item.key())), "unknown field; expected one of " + join(names));
     }
   }
 }
@@ -100,13 +115,20 @@ std::string TraceParser::text(const json& obj, const std::string& path, const st
   return v->get<std::string>();
 }
 
+// A number in [0, max] (positive: in (0, max]); max is a day for times (kMaxSeconds).
 double TraceParser::number(const json& obj, const std::string& path, const std::string& key,
-                           bool positive) const {
+                           bool positive, double max) const {
   const json& v = obj.at(key);
   const std::string want = positive ? "a number > 0" : "a number >= 0";
   if (!v.is_number()) bad(at(path, key), v, want);
   const double d = v.get<double>();
   if (!std::isfinite(d) || d < 0 || (positive && d == 0)) bad(at(path, key), v, want);
+  if (d > max) {
+    std::ostringstream bound;
+    bound << max;
+    bad(at(path, key), v,
+        want + " and <= " + bound.str() + (max == kMaxSeconds ? " (a day, in seconds)" : ""));
+  }
   return d;
 }
 
@@ -163,7 +185,7 @@ void TraceParser::parse_layers(const json& root, ModelTrace& t) {
     spec.name = text(l, path, "name", true);
     if (!names.insert(spec.name).second) bad(path + ".name", l["name"], "a unique layer name");
     spec.type = text(l, path, "type", false, "layer");
-    if (l.contains("fwd_flops")) spec.fwd_flops = number(l, path, "fwd_flops", false);
+    if (l.contains("fwd_flops")) spec.fwd_flops = number(l, path, "fwd_flops", false, kMaxFlops);
     const bool has_fwd = l.contains("fwd_s"), has_bwd = l.contains("bwd_s");
     if (has_fwd) spec.fwd_s = number(l, path, "fwd_s", false);
     if (has_bwd) spec.bwd_s = number(l, path, "bwd_s", false);
@@ -179,6 +201,7 @@ void TraceParser::parse_layers(const json& root, ModelTrace& t) {
                (layer_timed_[0] ? ")" : " not)"));
     }
     layer_timed_.push_back(has_fwd);
+    layer_index_.emplace(spec.name, static_cast<int>(t.layers.size()));
     t.layers.push_back(std::move(spec));
   }
 }
@@ -197,18 +220,25 @@ void TraceParser::parse_tensors(const json& root, ModelTrace& t) {
     TensorSpec spec;
     spec.name = text(j, path, "name", true);
     if (!names.insert(spec.name).second) bad(path + ".name", j["name"], "a unique tensor name");
-    spec.elements =
-        positive_int(*get(j, path, "elements", true, "a positive integer"), path + ".elements");
+    const json* elements = get(j, path, "elements", true, "a positive integer");
+    spec.elements = positive_int(*elements, path + ".elements");
+    if (spec.elements > kMaxTensorElements) {
+      bad(path + ".elements", *elements, "a positive integer <= 2^40 (1099511627776)");
+    }
     if (const json* shape = get(j, path, "shape", false, "")) {
       if (!shape->is_array()) bad(path + ".shape", *shape, "an array of positive integers");
+      // The product saturates past elements (no overflow: elements <= 2^40, dims < 2^63).
       std::int64_t product = 1;
       for (std::size_t d = 0; d < shape->size(); ++d) {
         spec.shape.push_back(positive_int((*shape)[d], path + ".shape[" + std::to_string(d) + "]"));
-        product *= spec.shape.back();
+        product = spec.shape.back() > kMaxTensorElements / product ? kMaxTensorElements + 1
+                                                                   : product * spec.shape.back();
       }
       if (product != spec.elements) {
+        const std::string shown =
+            product > kMaxTensorElements ? "more than 2^40" : std::to_string(product);
         bad(path + ".shape", *shape,
-            "a shape whose product (" + std::to_string(product) + ") equals elements (" +
+            "a shape whose product (" + shown + ") equals elements (" +
                 std::to_string(spec.elements) + ")");
       }
     }
@@ -216,12 +246,18 @@ void TraceParser::parse_tensors(const json& root, ModelTrace& t) {
     if (dtype_size(spec.dtype) == 0) {
       bad(path + ".dtype", j["dtype"], "a known dtype (" + join(known_dtypes()) + ")");
     }
+    bytes_ += spec.elements * dtype_size(spec.dtype);
+    if (bytes_ > kMaxTraceBytes) {
+      bad(path + ".elements", *elements,
+          "within the trace's bound of 2^50 bytes (1 PiB) for all tensors together");
+    }
     spec.layer = text(j, path, "layer", false);
-    if (!spec.layer.empty() && t.layer_index(spec.layer) < 0) {
+    if (!spec.layer.empty() && layer_index_.count(spec.layer) == 0) {
       bad(path + ".layer", j["layer"], "the name of an entry in layers[]");
     }
     tensor_ready_.push_back(j.contains("ready_s"));
     if (tensor_ready_.back()) spec.ready_s = number(j, path, "ready_s", false);
+    given_ready_.push_back(spec.ready_s);
     t.tensors.push_back(std::move(spec));
   }
 }
@@ -273,6 +309,16 @@ void TraceParser::resolve_timing(const json& root, ModelTrace& t) const {
   }
 }
 
+// The resolved step (e.g. the sum of many layers' times) within [a nanosecond, a day]: a
+// longer one would overflow the replay's clocks, a shorter one the samples per second.
+void TraceParser::check_step_time(const ModelTrace& t) const {
+  if (t.step_s >= kMinStepSeconds && t.step_s <= kMaxSeconds) return;
+  std::ostringstream os;
+  os << "the step time (fwd_s + bwd_s) is " << t.step_s
+     << " s; expected between 1e-09 s and 86400 s (a day)";
+  fail("step_s", os.str());
+}
+
 // Tensors without ready_s are ready when their layer's backward ends; the list must be in
 // gradient-ready order and end within the backward pass.
 void TraceParser::resolve_ready_times(ModelTrace& t) const {
@@ -282,6 +328,8 @@ void TraceParser::resolve_ready_times(ModelTrace& t) const {
   for (std::size_t i = 0; i < t.tensors.size(); ++i) {
     const std::string path = "tensors[" + std::to_string(i) + "]";
     TensorSpec& spec = t.tensors[i];
+    // A given ready_s stands (the FLOPs split above refilled them all from the layers).
+    if (tensor_ready_[i]) spec.ready_s = given_ready_[i];
     if (!tensor_ready_[i]) {
       if (spec.layer.empty())
         fail(path + ".ready_s", "missing; expected a number >= 0 (or a layer to derive it from)");
@@ -307,6 +355,7 @@ ModelTrace TraceParser::parse(const json& root) {
   parse_layers(root, t);
   parse_tensors(root, t);
   resolve_timing(root, t);
+  check_step_time(t);
   resolve_ready_times(t);
   t.params = t.total_elements();
   if (root.contains("params")) {
@@ -317,7 +366,8 @@ ModelTrace TraceParser::parse(const json& root) {
   }
   t.reference_samples_per_sec = t.reference_batch / t.step_s;
   if (root.contains("reference_samples_per_sec")) {
-    t.reference_samples_per_sec = number(root, "", "reference_samples_per_sec", true);
+    t.reference_samples_per_sec = number(root, "", "reference_samples_per_sec", true,
+                                         std::numeric_limits<double>::max());
   }
   return t;
 }
@@ -329,18 +379,15 @@ Result<ModelTrace> parse_trace(std::string_view json_text, std::string_view sour
   if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{name + ": empty document; expected a JSON model trace object"};
   }
-  json root;
+  // Depth-bounded, duplicate keys rejected, every JSON exception one line (strict_json.h).
+  Result<json> root = parse_json_strict(json_text, source);
+  if (!root) return Error{root.error()};
   try {
-    root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    return Error{name + ": not valid JSON: " + e.what()};
-  }
-  try {
-    return TraceParser(source).parse(root);
+    return TraceParser(source).parse(*root);
   } catch (const TraceError& e) {
     return Error{e.what()};
   } catch (const json::exception& e) {  // defensive: a type slip in the walker, never a crash
-    return Error{name + ": invalid trace: " + e.what()};
+    return Error{name + ": invalid trace: " + cut_text(e.what(), 120)};
   }
 }
 

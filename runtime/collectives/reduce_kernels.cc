@@ -8,6 +8,7 @@
 #include "collectives/half.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -82,9 +83,17 @@ bool reduce_bf16_avx2(void* d, const void* a, const void* b, int64_t n) {
   return true;
 }
 
+// F16C by CPUID (leaf 1, ECX bit 29): clang 14's __builtin_cpu_supports rejects "f16c"
+// (gcc accepts it); "avx" there also checks that the OS saves the YMM registers.
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+         (ecx & bit_F16C) != 0;
+}
+
 template <class Op>
 bool reduce_f16c(void* d, const void* a, const void* b, int64_t n) {
-  static const bool ok = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool ok = cpu_has_f16c();
   if (!ok) return false;
   f16c_loop<Op>(static_cast<uint16_t*>(d), static_cast<const uint16_t*>(a),
                 static_cast<const uint16_t*>(b), n);

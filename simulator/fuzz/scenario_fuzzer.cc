@@ -1,9 +1,10 @@
 // libFuzzer entry for the scenario loader: any bytes must give OK or one clear error,
-// never a crash, a hang or undefined behaviour. Build: clang++ with -fsanitize=fuzzer
-// (the simulator's CMake builds `scenario_fuzzer` when the compiler supports it).
+// never a crash, a hang or undefined behaviour. Build: HVD_FUZZ=ON with clang
+// (docs/simulator.md, "Fuzzing"); seed corpus: tests/sim/corpus.
 // Overrides are fuzzed too: the first line (if it starts with "--set ") is one override.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "hvd/sim/scenario.h"
@@ -17,6 +18,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     text = nl == std::string::npos ? "" : text.substr(nl + 1);
   }
   hvd::sim::Scenario sc;
-  (void)hvd::sim::parse_scenario(text, "fuzz.json", overrides, &sc);
+  hvd::Status s = hvd::sim::parse_scenario(text, "fuzz.json", overrides, &sc);
+  // The contract: bad input is kInvalidArgument, one line starting with the source.
+  if (!s.ok() && (s.code() != hvd::StatusCode::kInvalidArgument ||
+                  s.message().rfind("fuzz.json: ", 0) != 0 || s.message().find('\n') != std::string::npos))
+    std::abort();
   return 0;
 }

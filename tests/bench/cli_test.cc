@@ -48,6 +48,13 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   expect_bad_input("--model resnet50 -np 2 --timeline-filename /nonexistent/t.json", "cannot write");
   expect_bad_input("--model resnet50 -np 2 --hostfile /nonexistent/hosts", "cannot read");
   expect_bad_input("", "nothing to run");
+  // Given values equal to the "not given" sentinels are errors, not the defaults.
+  expect_bad_input("--model resnet50 --batch-size 0", "--batch-size must be at least 1 (got 0)");
+  expect_bad_input("--model resnet50 --fusion-threshold-mb -1",
+                   "--fusion-threshold-mb must be a number of MiB in [0, 1048576] (got -1)");
+  expect_bad_input("--collective allreduce --cycle-time-ms -1", "--cycle-time-ms must be a finite");
+  expect_bad_input("--model resnet50 --single-rate 0", "--single-rate must be a finite number > 0");
+  expect_bad_input("--model resnet50 --steps 0", "--steps must be at least 1 (got 0)");
 }
 
 TEST(Cli, MalformedTraceNamesTheJsonPath) {
@@ -59,6 +66,39 @@ TEST(Cli, MalformedTraceNamesTheJsonPath) {
   expect_bad_input("--model " + path, "tensors[0].elements");
   std::ofstream(path) << "{ not json";
   expect_bad_input("--model " + path, path);
+}
+
+// Hostile model traces (issue 19): each was a crash (SIGSEGV, std::terminate), a silent
+// misreading or "out of memory" without a name; now one line naming file, path and value.
+TEST(Cli, HostileTracesAreOneLineEach) {
+  const std::string path = ::testing::TempDir() + "hostile_trace_" + std::to_string(getpid()) + ".json";
+  auto flat = [](const std::string& step, const std::string& elements) {
+    return R"({"name": "h", "reference_gpu": "P100", "reference_batch": 8, "step_s": )" + step +
+           R"(, "tensors": [{"name": "huge", "elements": )" + elements +
+           R"(, "dtype": "float64", "ready_s": 0}]})";
+  };
+  std::ofstream(path) << "{\"name\": " << std::string(100000, '[') << std::string(100000, ']') << "}";
+  expect_bad_input("--model " + path, path + ": name[0][0]");
+  expect_bad_input("--model " + path, "nested deeper than 64 levels");
+  std::ofstream(path) << flat("0.1", "1e400");
+  expect_bad_input("--model " + path,
+                   path + ": tensors[0].elements: [json.exception.out_of_range.406] number "
+                          "overflow parsing '1e400'; expected a finite number");
+  std::ofstream(path) << flat("0.1, \"step_s\": 0.2", "8");
+  expect_bad_input("--model " + path, path + ": step_s: duplicate key \"step_s\"");
+  std::ofstream(path) << flat("1e300", "8");
+  expect_bad_input("--model " + path,
+                   path + ": step_s: 1e+300 is not a number > 0 and <= 86400 (a day, in seconds)");
+  std::ofstream(path) << flat("0.1", "1099511627776");  // 8 TiB: no host's memory
+  expect_bad_input("--model " + path,
+                   path + ": tensors[0] \"huge\": 1099511627776 elements (8192.0 GiB of float64) do "
+                          "not fit in this host's memory");
+  std::ofstream(path) << R"({"name": "h", "reference_gpu": "P100", "reference_batch": 8,
+    "step_s": 0.01, "layers": [{"name": "a", "fwd_flops": 1}, {"name": "b", "fwd_flops": 1}],
+    "tensors": [{"name": "x", "elements": 1, "dtype": "float32", "ready_s": 0.005},
+                {"name": "y", "elements": 1, "dtype": "float32", "ready_s": 0.001}]})";
+  expect_bad_input("--model " + path, path + ": tensors[1].ready_s: 0.001 is not in gradient-ready order");
+  std::remove(path.c_str());
 }
 
 TEST(Cli, HelpAndListModels) {

@@ -89,6 +89,40 @@ TEST(Options, BadInputIsOneClearMessage) {
   EXPECT_FALSE(error_of({"--bogus"}).empty());
 }
 
+// The holders' "not given" values (0, -1) given on the command line are errors, never the
+// defaults (issue 19: --batch-size 0 and --fusion-threshold-mb -1 used to pass silently).
+TEST(Options, GivenSentinelValuesAreRejected) {
+  const std::vector<std::pair<std::vector<const char*>, std::string>> cases = {
+      {{"--model", "resnet50", "--batch-size", "0"}, "--batch-size must be at least 1 (got 0)"},
+      {{"--model", "resnet50", "--batch-size", "-2"}, "--batch-size must be at least 1 (got -2)"},
+      {{"--model", "resnet50", "--fusion-threshold-mb", "-1"},
+       "--fusion-threshold-mb must be a number of MiB in [0, 1048576] (got -1)"},
+      {{"--model", "resnet50", "--fusion-threshold-mb", "inf"},
+       "--fusion-threshold-mb must be a number of MiB in [0, 1048576] (got inf)"},
+      {{"--collective", "allreduce", "--cycle-time-ms", "-1"},
+       "--cycle-time-ms must be a finite number >= 0 (got -1)"},
+      {{"--model", "resnet50", "--cache-capacity", "-1"}, "--cache-capacity must be >= 0 (got -1)"},
+      {{"--model", "resnet50", "--ranks-per-node", "-1"},
+       "--ranks-per-node must be at least 1 (got -1)"},
+      {{"--model", "resnet50", "--single-rate", "0"},
+       "--single-rate must be a finite number > 0 (got 0)"},
+      {{"--model", "resnet50", "--compute-scale", "inf"},
+       "--compute-scale must be a finite number > 0 (got inf)"},
+      {{"--model", "resnet50", "--optimizer-ms", "nan"},
+       "--optimizer-ms must be a number of milliseconds in [0, 86400000] (got nan)"},
+      {{"--calibrate", "c.json", "-w", "-1"}, "-w/--warmup-iters must be >= 0"},
+  };
+  for (const auto& [args, want] : cases) EXPECT_EQ(error_of(args), want);
+  Options o;  // not given: the defaults stand
+  ASSERT_LT(parse({"--model", "resnet50"}, &o).exit_code, 0);
+  EXPECT_EQ(o.batch_size, 0);
+  EXPECT_EQ(o.knob_env.count("HVD_FUSION_THRESHOLD"), 0u);
+  ASSERT_LT(parse({"--model", "resnet50", "--fusion-threshold-mb", "0", "--batch-size", "1"}, &o)
+                .exit_code, 0);
+  EXPECT_EQ(o.knob_env.at("HVD_FUSION_THRESHOLD"), "0");
+  EXPECT_EQ(o.batch_size, 1);
+}
+
 TEST(Options, HelpExitsZero) {
   Options o;
   ParseResult r = parse({"--help"}, &o);

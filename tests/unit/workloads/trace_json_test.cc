@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "hvd/workloads/model_registry.h"
 
@@ -22,6 +24,13 @@ json valid_trace() {
                 {"name": "l1.b", "elements": 10, "dtype": "float16", "layer": "l1"},
                 {"name": "l0.w", "elements": 6, "dtype": "float32", "layer": "l0"}]
   })");
+}
+
+std::string slurp_example() {
+  std::ifstream f(HVD_WORKLOADS_DIR "/examples/tiny_mlp.json");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
 std::string error_of(const json& doc) {
@@ -188,6 +197,106 @@ TEST(TraceJson, LayerlessTraceNeedsReadyTimes) {
   EXPECT_EQ(error_of(doc),
             "t.json: tensors[1].ready_s: 0.25 is not within the backward pass (<= bwd_s = "
             "0.200000)");
+}
+
+// Hostile documents (issue 19): each one line with the JSON path, never a crash.
+TEST(TraceJson, DeepNestingIsBounded) {
+  json doc = valid_trace();
+  doc["description"] = "@@";
+  std::string text = doc.dump();
+  text.replace(text.find("\"@@\""), 4, std::string(100000, '[') + std::string(100000, ']'));
+  const std::string e = parse_trace(text, "t.json").error();
+  EXPECT_EQ(e.rfind("t.json: description[0][0]", 0), 0u) << e.substr(0, 300);
+  EXPECT_NE(e.find(": nested deeper than 64 levels; expected at most 64 nested arrays/objects"),
+            std::string::npos) << e.substr(0, 300);
+  EXPECT_LE(e.size(), 300u);
+}
+
+TEST(TraceJson, NumberBeyondDoubleNamesThePath) {
+  std::string text = valid_trace().dump();
+  text.replace(text.find("\"elements\":100"), 14, "\"elements\":1e400");
+  EXPECT_EQ(parse_trace(text, "t.json").error(),
+            "t.json: tensors[0].elements: [json.exception.out_of_range.406] number overflow "
+            "parsing '1e400'; expected a finite number");
+}
+
+TEST(TraceJson, DuplicateKeysAreRejected) {
+  std::string text = valid_trace().dump();
+  text.replace(text.find("\"dtype\":\"float16\""), 17, "\"dtype\":\"float16\",\"dtype\":\"float32\"");
+  EXPECT_EQ(parse_trace(text, "t.json").error(),
+            "t.json: tensors[1].dtype: duplicate key \"dtype\"; expected each key once per object");
+}
+
+TEST(TraceJson, AbsurdStepTimes) {
+  json doc = json::parse(R"({"name": "flat", "reference_gpu": "V100", "reference_batch": 8,
+    "step_s": 1e300, "tensors": [{"name": "w", "elements": 4, "dtype": "float32", "ready_s": 0}]})");
+  EXPECT_EQ(error_of(doc),
+            "t.json: step_s: 1e+300 is not a number > 0 and <= 86400 (a day, in seconds)");
+  doc["step_s"] = 0;
+  EXPECT_EQ(error_of(doc), "t.json: step_s: 0 is not a number > 0");
+  doc["step_s"] = -2;
+  EXPECT_EQ(error_of(doc), "t.json: step_s: -2 is not a number > 0");
+  doc["step_s"] = 1e-300;
+  EXPECT_EQ(error_of(doc),
+            "t.json: step_s: the step time (fwd_s + bwd_s) is 1e-300 s; expected between 1e-09 s "
+            "and 86400 s (a day)");
+  json timed = valid_trace();  // each layer within a day, their sum not
+  timed["layers"][0]["fwd_s"] = 50000;
+  timed["layers"][1]["bwd_s"] = 50000;
+  EXPECT_EQ(error_of(timed),
+            "t.json: step_s: the step time (fwd_s + bwd_s) is 100000 s; expected between 1e-09 s "
+            "and 86400 s (a day)");
+}
+
+TEST(TraceJson, GivenReadyTimesAreCheckedWithFlopsLayers) {
+  json doc = json::parse(slurp_example());
+  doc["tensors"][0]["ready_s"] = 0.0002;
+  doc["tensors"][1]["ready_s"] = 0.0001;
+  EXPECT_EQ(error_of(doc),
+            "t.json: tensors[1].ready_s: 0.0001 is not in gradient-ready order (>= the previous "
+            "tensor's 0.000200); list tensors in the order backprop makes them ready");
+  doc = json::parse(slurp_example());
+  doc["tensors"][5]["ready_s"] = 5.0;
+  EXPECT_EQ(error_of(doc).rfind("t.json: tensors[5].ready_s: 5.0 is not within the backward pass", 0),
+            0u) << error_of(doc);
+  doc = json::parse(slurp_example());  // a given ready_s stands (it was overwritten)
+  doc["tensors"][0]["ready_s"] = 0.000001;  // before fc2's backward ends (2.55e-6 s)
+  Result<ModelTrace> r = parse_trace(doc.dump(), "t.json");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_DOUBLE_EQ(r->tensors[0].ready_s, 0.000001);
+}
+
+TEST(TraceJson, ElementsAndShapesAreBounded) {
+  json doc = valid_trace();
+  doc["tensors"][2]["elements"] = (std::int64_t{1} << 40) + 1;
+  EXPECT_EQ(error_of(doc), "t.json: tensors[2].elements: 1099511627777 is not a positive integer "
+                           "<= 2^40 (1099511627776)");
+  doc = valid_trace();  // the product would overflow int64
+  doc["tensors"][0]["shape"] = {std::int64_t{1} << 62, 4};
+  EXPECT_EQ(error_of(doc), "t.json: tensors[0].shape: [4611686018427387904,4] is not a shape whose "
+                           "product (more than 2^40) equals elements (100)");
+  doc = valid_trace();  // 2^40 float64 elements are 2^43 bytes: the 129th passes 2^50
+  doc["tensors"] = json::array();
+  for (int i = 0; i < 129; ++i) {
+    doc["tensors"].push_back({{"name", std::to_string(i)}, {"elements", std::int64_t{1} << 40},
+                              {"dtype", "float64"}, {"layer", "l0"}});
+  }
+  EXPECT_EQ(error_of(doc), "t.json: tensors[128].elements: 1099511627776 is not within the "
+                           "trace's bound of 2^50 bytes (1 PiB) for all tensors together");
+  doc["tensors"].erase(128);
+  EXPECT_EQ(error_of(doc), "(parsed)");
+}
+
+TEST(TraceJson, LongNamesAreCutInMessages) {
+  json doc = valid_trace();
+  doc[std::string(10000, 'k')] = 1;
+  const std::string unknown = error_of(doc);
+  EXPECT_EQ(unknown.rfind("t.json: " + std::string(57, 'k') + "...: unknown field", 0), 0u)
+      << unknown.substr(0, 200);
+  doc = valid_trace();
+  doc["reference_gpu"] = std::string(10000, 'G');
+  EXPECT_LE(error_of(doc).size(), 400u);
+  EXPECT_LE(find_model(std::string(10000, 'm')).error().size(), 400u);
 }
 
 TEST(TraceJson, MissingFileIsAnError) {
