@@ -1,6 +1,6 @@
 # HVD_FUZZ=ON: a libFuzzer build (clang only), in a build directory of its own:
 #   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DHVD_FUZZ=ON
-#   ninja -C build-fuzz scenario_fuzzer trace_fuzzer
+#   ninja -C build-fuzz scenario_fuzzer trace_fuzzer timeline_fuzzer
 # Everything is compiled with coverage instrumentation for libFuzzer and with AddressSanitizer
 # and UndefinedBehaviorSanitizer (any finding aborts: a crash to libFuzzer), so the loaders
 # inside the libraries (hvd_workloads, hvdsim_lib) are explored and checked, not only the
@@ -30,4 +30,4 @@ function(hvd_add_fuzzer target)
   target_link_options(${target} PRIVATE -fsanitize=fuzzer)
   target_link_libraries(${target} PRIVATE ${F_LIBRARIES})
 endfunction()
-message(STATUS "hvdsim: libFuzzer build (HVD_FUZZ=ON): scenario_fuzzer, trace_fuzzer")
+message(STATUS "hvdsim: libFuzzer build (HVD_FUZZ=ON): scenario_fuzzer, trace_fuzzer, timeline_fuzzer")
