@@ -241,11 +241,9 @@ Status parse_scenario(const std::string& text, const std::string& source,
       runs += pt.workload.models.size() *
               (pt.np.size() + (std::find(pt.np.begin(), pt.np.end(), 1) == pt.np.end() ? 1 : 0));
     if (runs > max_runs) throw too_many_runs(runs, max_runs, "");
-  } catch (const ScenarioError& e) {
+  } catch (const std::exception& e) {  // ScenarioError, or a library's (cut: never huge)
     out->points.clear();
-    return Status::InvalidArgument(source + ": " + e.what());
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument(source + ": " + e.what());
+    return Status::InvalidArgument(cut(source, 200) + ": " + cut(e.what(), 2000));
   }
   return Status::OK();
 }

@@ -331,7 +331,7 @@ void read_cluster(const json& j, ScenarioPoint* o) {
   c.gpu = get_string(j, path, "gpu", c.gpu);
   c.gpu_speed_cv = get_number(j, path, "gpu_speed_cv", c.gpu_speed_cv, 0.0, 0.25);
   auto g = workloads::find_gpu(c.gpu);
-  if (!g) throw ScenarioError("cluster.gpu", show_json(j["gpu"]) + " is not a known GPU (" + g.error() + ")");
+  if (!g) throw ScenarioError("cluster.gpu", show_json(j["gpu"]) + " is not a known GPU (" + cut(g.error(), 200) + ")");
   // Device memory operations: a copy reads and writes every byte, a reduction reads two
   // operands and writes one.
   o->device.copy_bandwidth = g->memory_gbps * 1e9 / 2;
@@ -458,7 +458,7 @@ void read_runtime(const json& j, ScenarioPoint* o) {
       for (const auto& [name, value] : Config().describe()) known += (known.empty() ? "" : ", ") + name;
       if (s.message().find("unknown") != std::string::npos)
         throw ScenarioError(p, "unknown runtime knob; expected one of " + known);
-      throw ScenarioError(p, show_json(v) + " is not a valid value (" + s.message() + ")");
+      throw ScenarioError(p, show_json(v) + " is not a valid value (" + cut(s.message(), 200) + ")");
     }
     if (!o->config.timeline.empty())
       throw ScenarioError(p, "hvdsim writes one timeline per run: use hvdsim --timeline-dir DIR");
@@ -468,7 +468,7 @@ void read_runtime(const json& j, ScenarioPoint* o) {
     o->knobs[k] = text;
   }
   Status s = o->config.validate();
-  if (!s.ok()) throw ScenarioError("runtime", s.message());
+  if (!s.ok()) throw ScenarioError("runtime", cut(s.message(), 200));
 }
 
 // The most points of a [bytes, value] table (bandwidth factors, cache curve).
