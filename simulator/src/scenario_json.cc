@@ -407,7 +407,8 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
     if (!m.is_array() || m.empty() || m.size() > 64) fail("workload.models", m, "a non-empty array of at most 64 model names");
     for (size_t i = 0; i < m.size(); ++i) {
       if (!m[i].is_string()) fail("workload.models[" + std::to_string(i) + "]", m[i], "a model name");
-      w->models.push_back(m[i].get<std::string>());
+      const std::string& name = m[i].get_ref<const std::string&>();  // a model given twice runs once
+      if (std::find(w->models.begin(), w->models.end(), name) == w->models.end()) w->models.push_back(name);
     }
   }
   if (w->models.empty()) throw ScenarioError("workload.models", "missing; expected a list of model names");

@@ -186,6 +186,8 @@ TEST(HostileInput, ModelAndModelsAreOneSetting) {
                              {R"(workload.models=["vgg16","resnet50"])"}, &sc)
                   .ok());
   EXPECT_EQ(sc.points.at(0).workload.models, (std::vector<std::string>{"vgg16", "resnet50"}));
+  ASSERT_TRUE(parse_scenario(kBase, "s.json", {R"(workload.models=["vgg16","resnet50","vgg16"])"}, &sc).ok());
+  EXPECT_EQ(sc.points.at(0).workload.models, (std::vector<std::string>{"vgg16", "resnet50"}));
   ASSERT_TRUE(parse_scenario(kBase, "s.json", {R"(sweep.workload.model=["vgg16","resnet50"])"}, &sc).ok());
   ASSERT_EQ(sc.points.size(), 2u);
   EXPECT_EQ(sc.points[1].workload.models, std::vector<std::string>{"resnet50"});
