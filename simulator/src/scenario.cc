@@ -100,14 +100,15 @@ std::vector<Axis> sweep_axes(const json& doc) {
     } else if (is_knob(k)) {
       a.path = "runtime." + k;
     } else if (k == "max_runs") {
-      continue;  // not an axis: the limit on simulations (read_point)
+      continue;  // not an axis: the limit on simulations (max_runs_of)
     } else {
       throw ScenarioError(p, "unknown sweep axis; expected np, max_runs, a runtime knob (fusion_threshold, "
                              "cycle_time_ms, ...) or a scenario path (cluster.network.bandwidth)");
     }
     if (!v.is_array() || v.empty()) throw ScenarioError(p, show_json(v) + " is not a non-empty array of values");
-    for (const json& x : v)  // a value given twice is one point (the first place counts)
-      if (std::find(a.values.begin(), a.values.end(), x) == a.values.end()) a.values.push_back(x);
+    std::set<json> seen;  // a value given twice is one point (the first place counts)
+    for (const json& x : v)
+      if (seen.insert(x).second) a.values.push_back(x);
     points *= a.values.size();
     if (points > kMaxPoints) throw ScenarioError(p, "the sweep has more than " + std::to_string(kMaxPoints) + " points");
     axes.push_back(std::move(a));
