@@ -73,17 +73,14 @@ void fill(json& doc, const std::string& path, const json& value) {
 }
 
 json read_file(const std::string& shown, const std::string& resolved) {
-  std::ifstream f(resolved);
-  if (!f) throw ScenarioError("calibration", show_json(shown) + ": cannot open '" + resolved + "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  json c = json::parse(ss.str(), nullptr, false);
-  if (c.is_discarded()) {
-    try {
-      [[maybe_unused]] json again = json::parse(ss.str());
-    } catch (const json::exception& e) {
-      throw ScenarioError("calibration", shown + ": not valid JSON: " + e.what());
-    }
+  std::string text;
+  if (const std::string bad = read_input_file(resolved, &text); !bad.empty())
+    throw ScenarioError("calibration", show_json(shown) + ": cannot open '" + cut(resolved) + "': it " + bad);
+  json c;
+  try {
+    c = parse_json_strict(text);  // no key twice, not too deep
+  } catch (const ScenarioError& e) {
+    throw ScenarioError("calibration", cut(shown) + ": " + e.what());
   }
   if (!c.is_object() || c.value("format", "") != "hvdsim-calibration")
     throw ScenarioError("calibration", shown +
@@ -104,8 +101,8 @@ void apply_calibration(json& doc, const std::string& scenario_source) {
   const json& ref = doc["calibration"];
   if (!ref.is_string() || ref.get<std::string>().empty())
     throw ScenarioError("calibration", show_json(ref) + " is not a calibration file name");
-  const std::string shown = ref.get<std::string>();
-  std::filesystem::path p(shown);
+  const std::string shown = cut(ref.get<std::string>());  // for messages
+  std::filesystem::path p(ref.get<std::string>());
   if (p.is_relative()) p = std::filesystem::path(scenario_source).parent_path() / p;
   const json c = read_file(shown, p.string());
   if (!c.contains("links") || !c["links"].is_object())

@@ -1,21 +1,142 @@
 // Field-by-field reading of a scenario document. Unknown keys are errors (typos must not
 // pass silently); every message names the path, shows the value and says what was wanted.
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
+#include <vector>
 
 #include "core/units.h"
 #include "hvd/workloads/gpu_catalog.h"
 #include "hvd/workloads/model_registry.h"
+#include "hvd/workloads/step_plan.h"
 #include "scenario_json.h"
 
 namespace hvd::sim {
 
 using nlohmann::json;
 
+std::string cut(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+std::string read_input_file(const std::string& path, std::string* text) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) return "does not exist";
+  if (std::filesystem::is_directory(st)) return "is a directory, not a file";
+  if (!std::filesystem::is_regular_file(st)) return "is not a regular file";
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return "cannot be read (" + ec.message() + ")";
+  if (size > kMaxInputFileBytes)
+    return "has " + std::to_string(size) + " bytes, more than the " +
+           std::to_string(kMaxInputFileBytes >> 20) + " MiB an input file may have";
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::string("cannot be opened (") + std::strerror(errno) + ")";
+  std::stringstream ss;
+  ss << f.rdbuf();
+  *text = ss.str();
+  return "";
+}
+
+namespace {
+
+// Appends the compact JSON of `v` (as json::dump writes it) to `out`, stopping as soon as
+// `out` is longer than `limit`: a 100,000-element array costs a few elements, and as every
+// level writes a bracket, the recursion is never deeper than `limit`.
+void render(const json& v, size_t limit, std::string* out) {
+  if (out->size() > limit) return;
+  auto text = [&](const std::string& s) {  // invalid UTF-8 (a --set string) shown as U+FFFD
+    *out += json(s.substr(0, limit + 1)).dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  if (v.is_object() || v.is_array()) {
+    out->push_back(v.is_object() ? '{' : '[');
+    for (auto it = v.begin(); it != v.end() && out->size() <= limit; ++it) {
+      if (it != v.begin()) out->push_back(',');
+      if (v.is_object()) text(it.key()), out->push_back(':');
+      render(*it, limit, out);
+    }
+    out->push_back(v.is_object() ? '}' : ']');
+  } else if (v.is_string()) {
+    text(v.get_ref<const std::string&>());
+  } else {
+    *out += v.dump();
+  }
+}
+
+}  // namespace
+
 std::string show_json(const json& v) {
-  std::string s = v.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
+  std::string s;
+  render(v, 60, &s);
+  return cut(s, 60);
+}
+
+json parse_json_strict(const std::string& text) {
+  // The open arrays and objects, outermost first: for the path of what is being read, the
+  // next index of an array, the keys seen so far in an object.
+  struct Open {
+    bool array;
+    std::string path;
+    size_t next = 0;
+    std::string key;
+    std::set<std::string> keys;
+  };
+  std::vector<Open> open;
+  auto next_path = [&]() -> std::string {  // the path of the value that starts now
+    if (open.empty()) return "";
+    Open& o = open.back();
+    if (o.array) return o.path + "[" + std::to_string(o.next++) + "]";
+    return o.path.empty() ? o.key : o.path + "." + o.key;
+  };
+  // Named at the outermost array of the chain that went too deep (the whole document when
+  // it is one), shown as the chain's opening brackets.
+  auto too_deep = [&](const std::string& path, bool array) {
+    size_t base = open.size();
+    while (base > 0 && open[base - 1].array) --base;
+    std::string shown(std::min<size_t>(open.size() - base, 61), '[');
+    shown += array ? "[" : "{...";
+    throw ScenarioError(base < open.size() ? open[base].path : path,
+                        cut(shown) + " is not a value nested at most " + std::to_string(kMaxJsonDepth) +
+                            " levels deep");
+  };
+  using E = json::parse_event_t;
+  json::parser_callback_t cb = [&](int, E e, json& v) {
+    switch (e) {
+      case E::object_start:
+      case E::array_start: {
+        std::string path = next_path();
+        if (open.size() >= kMaxJsonDepth) too_deep(path, e == E::array_start);
+        open.push_back({e == E::array_start, std::move(path), 0, {}, {}});
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        open.pop_back();
+        break;
+      case E::key: {
+        Open& o = open.back();
+        o.key = v.get<std::string>();
+        if (!o.keys.insert(o.key).second)
+          throw ScenarioError(o.path, "key " + json(cut(o.key)).dump() +
+                                          " appears twice; expected each key once per object");
+        break;
+      }
+      case E::value:
+        if (!open.empty() && open.back().array) ++open.back().next;
+        break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, cb);
+  } catch (const json::exception& e) {
+    throw ScenarioError("", std::string("not valid JSON: ") + e.what());
+  }
 }
 
 namespace {
@@ -87,6 +208,10 @@ std::string get_string(const json& obj, const std::string& path, const char* key
   return s;
 }
 
+// Bandwidths: at least 1 Kbps (below, a step takes days), at most 1000 TBps (docs/formats.md,
+// "Sane ranges"); `allow_zero`: 0 means "free" (device copy and reduce rates).
+constexpr double kMinBandwidth = 1e3 / 8, kMaxBandwidth = 1e15;
+
 double get_bandwidth(const json& obj, const std::string& path, const char* key, double def,
                      bool allow_zero = false) {
   if (!obj.contains(key)) return def;
@@ -97,16 +222,22 @@ double get_bandwidth(const json& obj, const std::string& path, const char* key, 
   if (!b) fail(join(path, key), v, want + (v.get<std::string>().starts_with("-") ? " >= 0" : ""));
   if (!(*b > 0) && !allow_zero) fail(join(path, key), v, "a bandwidth > 0");
   if (!std::isfinite(*b)) fail(join(path, key), v, "a finite bandwidth");
+  if (*b < kMinBandwidth && !(allow_zero && *b == 0))
+    fail(join(path, key), v, std::string("a bandwidth of at least 1Kbps") + (allow_zero ? " (or 0: free)" : ""));
+  if (*b > kMaxBandwidth) fail(join(path, key), v, "a bandwidth of at most 1000TBps");
   return *b;
 }
 
-double get_seconds(const json& obj, const std::string& path, const char* key, double def) {
+// A duration in [0, max_s] (`max_text` says max_s with a unit, for the message).
+double get_seconds(const json& obj, const std::string& path, const char* key, double def,
+                   double max_s = 1.0, const char* max_text = "1s") {
   if (!obj.contains(key)) return def;
   const json& v = obj[key];
   const std::string want = "a duration with a unit (e.g. \"5us\", \"1.5ms\")";
   if (!v.is_string()) fail(join(path, key), v, want);
   auto s = parse_seconds(v.get<std::string>());
-  if (!s || !std::isfinite(*s) || *s > 1e6) fail(join(path, key), v, want);
+  if (!s || !std::isfinite(*s)) fail(join(path, key), v, want);
+  if (*s > max_s) fail(join(path, key), v, std::string("a duration of at most ") + max_text);
   return *s;
 }
 
@@ -200,7 +331,7 @@ void read_cluster(const json& j, ScenarioPoint* o) {
   c.gpu = get_string(j, path, "gpu", c.gpu);
   c.gpu_speed_cv = get_number(j, path, "gpu_speed_cv", c.gpu_speed_cv, 0.0, 0.25);
   auto g = workloads::find_gpu(c.gpu);
-  if (!g) throw ScenarioError("cluster.gpu", show_json(j["gpu"]) + " is not a known GPU (" + g.error() + ")");
+  if (!g) throw ScenarioError("cluster.gpu", show_json(j["gpu"]) + " is not a known GPU (" + cut(g.error(), 200) + ")");
   // Device memory operations: a copy reads and writes every byte, a reduction reads two
   // operands and writes one.
   o->device.copy_bandwidth = g->memory_gbps * 1e9 / 2;
@@ -210,6 +341,19 @@ void read_cluster(const json& j, ScenarioPoint* o) {
   if (j.contains("network")) read_network(j["network"], "cluster.network", &c.network);
   if (j.contains("device")) read_device(j["device"], "cluster.device", &o->device);
   c.platform_file = get_string(j, path, "platform_file", "");
+  if (j.contains("platform_file")) {
+    // Every point of a sweep names the same file, usually: it is read once (again when it
+    // changed).
+    std::error_code ec;
+    const auto stamp = std::filesystem::last_write_time(c.platform_file, ec).time_since_epoch().count();
+    const std::string key = c.platform_file + "\n" + std::to_string(ec ? -1 : stamp);
+    thread_local std::string checked, problem;
+    if (checked != key || c.platform_file.empty()) {
+      problem = c.platform_file.empty() ? "is not a file name" : check_platform_xml(c.platform_file);
+      checked = key;
+    }
+    if (!problem.empty()) throw ScenarioError("cluster.platform_file", show_json(c.platform_file) + " " + problem);
+  }
   read_what_ifs(j, &c);
   for (size_t i = 0; i < c.degraded_links.size(); ++i)
     if (!c.platform_file.empty() ||
@@ -248,34 +392,56 @@ void read_cluster(const json& j, ScenarioPoint* o) {
   }
 }
 
-void read_workload(const json& j, WorkloadSpec* w) {
+// The longest step (compute of the slowest GPU plus the optimizer) a scenario may describe.
+constexpr double kMaxStepSeconds = 86400;
+
+void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   const std::string path = "workload";
   only_keys(j, path, {"models", "model", "batch_size", "steps", "warmup_steps", "optimizer_time", "max_tuning_steps"});
   w->models.clear();
+  if (j.contains("model") && j.contains("models"))  // which one was meant?
+    fail("workload.model", j["model"], "allowed beside workload.models (give one of the two)");
   if (j.contains("model")) w->models.push_back(get_string(j, path, "model", ""));
   if (j.contains("models")) {
     const json& m = j["models"];
-    if (!m.is_array() || m.empty()) fail("workload.models", m, "a non-empty array of model names");
+    if (!m.is_array() || m.empty() || m.size() > 64) fail("workload.models", m, "a non-empty array of at most 64 model names");
     for (size_t i = 0; i < m.size(); ++i) {
       if (!m[i].is_string()) fail("workload.models[" + std::to_string(i) + "]", m[i], "a model name");
-      w->models.push_back(m[i].get<std::string>());
+      const std::string& name = m[i].get_ref<const std::string&>();  // a model given twice runs once
+      if (std::find(w->models.begin(), w->models.end(), name) == w->models.end()) w->models.push_back(name);
     }
   }
   if (w->models.empty()) throw ScenarioError("workload.models", "missing; expected a list of model names");
+  w->batch_size = get_int(j, path, "batch_size", w->batch_size, 1, 1 << 20);
+  w->steps = get_int(j, path, "steps", w->steps, 1, 100000);
+  w->warmup_steps = get_int(j, path, "warmup_steps", w->warmup_steps, 0, 100000);
+  w->optimizer_s = get_seconds(j, path, "optimizer_time", w->optimizer_s, 3600, "3600s");
+  w->max_tuning_steps = get_int(j, path, "max_tuning_steps", w->max_tuning_steps, 0, 100000);
+  // The slowest GPU: the slowest straggler, and cluster.gpu_speed_cv's draws (clamped at
+  // 3.5 standard deviations, ClusterSpec::gpu_slowdown).
+  double slowest = 1 + 3.5 * std::max(0.0, c.gpu_speed_cv);
+  double min_speed = 1;
+  for (const auto& [rank, speed] : c.gpu_speed) min_speed = std::min(min_speed, speed);
+  slowest /= min_speed;
   for (size_t i = 0; i < w->models.size(); ++i) {
     auto t = workloads::find_model(w->models[i]);
     if (!t) {
       std::string known;
       for (const auto& n : workloads::builtin_model_names()) known += (known.empty() ? "" : ", ") + n;
       throw ScenarioError("workload.models[" + std::to_string(i) + "]",
-                          show_json(w->models[i]) + " is not a known model (" + known + ", or a trace .json): " + t.error());
+                          show_json(w->models[i]) + " is not a known model (" + known + ", or a trace .json): " +
+                              cut(t.error(), 200));
+    }
+    auto plan = workloads::make_step_plan(*t, c.gpu, w->batch_size);
+    if (!plan) continue;  // the run says why
+    const double step = plan->step_s * slowest + w->optimizer_s;
+    if (!(step <= kMaxStepSeconds)) {
+      std::ostringstream why;
+      why << "a batch whose step takes at most a day (" << t->name << " on " << c.gpu << ": " << step
+          << " s per step, slowest GPU)";
+      fail("workload.batch_size", w->batch_size, why.str());
     }
   }
-  w->batch_size = get_int(j, path, "batch_size", w->batch_size, 1, 1 << 20);
-  w->steps = get_int(j, path, "steps", w->steps, 1, 100000);
-  w->warmup_steps = get_int(j, path, "warmup_steps", w->warmup_steps, 0, 100000);
-  w->optimizer_s = get_seconds(j, path, "optimizer_time", w->optimizer_s);
-  w->max_tuning_steps = get_int(j, path, "max_tuning_steps", w->max_tuning_steps, 0, 100000);
 }
 
 void read_runtime(const json& j, ScenarioPoint* o) {
@@ -293,7 +459,7 @@ void read_runtime(const json& j, ScenarioPoint* o) {
       for (const auto& [name, value] : Config().describe()) known += (known.empty() ? "" : ", ") + name;
       if (s.message().find("unknown") != std::string::npos)
         throw ScenarioError(p, "unknown runtime knob; expected one of " + known);
-      throw ScenarioError(p, show_json(v) + " is not a valid value (" + s.message() + ")");
+      throw ScenarioError(p, show_json(v) + " is not a valid value (" + cut(s.message(), 200) + ")");
     }
     if (!o->config.timeline.empty())
       throw ScenarioError(p, "hvdsim writes one timeline per run: use hvdsim --timeline-dir DIR");
@@ -303,8 +469,11 @@ void read_runtime(const json& j, ScenarioPoint* o) {
     o->knobs[k] = text;
   }
   Status s = o->config.validate();
-  if (!s.ok()) throw ScenarioError("runtime", s.message());
+  if (!s.ok()) throw ScenarioError("runtime", cut(s.message(), 200));
 }
+
+// The most points of a [bytes, value] table (bandwidth factors, cache curve).
+constexpr size_t kMaxTablePoints = 1024;
 
 // "bandwidth_factors": {"intra_node": [[bytes, factor], ...], "inter_node": [...]}.
 void read_factors(const json& j, SimModelSpec* m) {
@@ -315,7 +484,7 @@ void read_factors(const json& j, SimModelSpec* m) {
     if (!j.contains(keys[k])) continue;
     const json& v = j[keys[k]];
     const std::string p = join(path, keys[k]);
-    if (!v.is_array()) fail(p, v, "an array of [bytes, factor] pairs");
+    if (!v.is_array() || v.size() > kMaxTablePoints) fail(p, v, "an array of at most 1024 [bytes, factor] pairs");
     auto& out = k < 2 ? m->bandwidth_factors[k] : m->bandwidth_factors_cold[k - 2];
     out.clear();
     for (size_t i = 0; i < v.size(); ++i) {
@@ -336,17 +505,18 @@ void read_simulation(const json& j, ScenarioPoint* o) {
   only_keys(j, path,
             {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib",
              "device_tolerance", "wakeup_latency", "bandwidth_factors", "cache", "cache_curve",
-             "train_transfers"});
+             "train_transfers", "time_limit"});
   if (j.contains("cache")) {
     const json& v = j["cache"];
     auto b = v.is_string() ? parse_bytes(v.get<std::string>()) : std::nullopt;
-    if (!b || *b < 0) fail("simulation.cache", v, "a size (e.g. \"16MiB\"; \"0\": no cache model)");
+    if (!b || *b < 0 || *b > (int64_t{1} << 40))
+      fail("simulation.cache", v, "a size up to 1TiB (e.g. \"16MiB\"; \"0\": no cache model)");
     o->simulation.cache_bytes = static_cast<double>(*b);
   }
   if (j.contains("cache_curve")) {
     const json& v = j["cache_curve"];
-    if (!v.is_array() || v.empty())
-      fail("simulation.cache_curve", v, "a non-empty array of [reuse distance bytes, hot fraction]");
+    if (!v.is_array() || v.empty() || v.size() > kMaxTablePoints)
+      fail("simulation.cache_curve", v, "a non-empty array of at most 1024 [reuse distance bytes, hot fraction]");
     auto& out = o->simulation.cache_curve;
     out.clear();
     for (size_t i = 0; i < v.size(); ++i) {
@@ -370,6 +540,9 @@ void read_simulation(const json& j, ScenarioPoint* o) {
   o->simulation.stack_kib = get_int(j, path, "stack_kib", o->simulation.stack_kib, 64, 65536);
   o->simulation.device_tolerance = get_seconds(j, path, "device_tolerance", o->simulation.device_tolerance);
   o->simulation.train_transfers = get_int(j, path, "train_transfers", static_cast<int>(o->simulation.train_transfers), 0, 1 << 20);
+  // The backstop against runs that would never end: SimGrid stops at this simulated time.
+  o->simulation.time_limit_s = get_seconds(j, path, "time_limit", o->simulation.time_limit_s, 1e9, "1e9s");
+  if (o->simulation.time_limit_s < 1) fail("simulation.time_limit", j["time_limit"], "a duration of at least 1s");
 }
 
 void read_np(const json& doc, ScenarioPoint* o) {
@@ -380,6 +553,7 @@ void read_np(const json& doc, ScenarioPoint* o) {
   }
   const json& np = doc["sweep"]["np"];
   if (!np.is_array() || np.empty()) fail("sweep.np", np, "a non-empty array of rank counts");
+  std::set<int> seen;
   for (size_t i = 0; i < np.size(); ++i) {
     const std::string p = "sweep.np[" + std::to_string(i) + "]";
     if (!np[i].is_number_integer() || np[i].get<int64_t>() < 1 || np[i].get<int64_t>() > (1 << 20))
@@ -390,7 +564,7 @@ void read_np(const json& doc, ScenarioPoint* o) {
                                  std::to_string(o->cluster.nodes) + " nodes x " +
                                  std::to_string(o->cluster.gpus_per_node) + " GPUs = " +
                                  std::to_string(gpus) + ")");
-    o->np.push_back(n);
+    if (seen.insert(n).second) o->np.push_back(n);  // once each, in order
   }
 }
 
@@ -405,7 +579,7 @@ void read_point(const json& doc, ScenarioPoint* o) {
   if (!doc.contains("cluster")) throw ScenarioError("cluster", "missing; expected the cluster object");
   if (!doc.contains("workload")) throw ScenarioError("workload", "missing; expected the workload object");
   read_cluster(doc["cluster"], o);
-  read_workload(doc["workload"], &o->workload);
+  read_workload(doc["workload"], o->cluster, &o->workload);
   if (doc.contains("runtime")) read_runtime(doc["runtime"], o);
   if (doc.contains("simulation")) read_simulation(doc["simulation"], o);
   read_np(doc, o);

@@ -1,6 +1,7 @@
 // Scenario JSON -> ScenarioPoint, with path-naming errors (internal).
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -11,14 +12,41 @@
 
 namespace hvd::sim {
 
-/// A scenario error at a JSON path.
+/// `s` itself when at most `n` bytes long, else its first n - 3 bytes and "...": user text
+/// (keys, paths, values) goes through this before it enters a message.
+std::string cut(const std::string& s, size_t n = 60);
+
+/// A scenario error at a JSON path (cut: a path is made of the document's keys).
 struct ScenarioError : std::runtime_error {
   ScenarioError(const std::string& path, const std::string& what)
-      : std::runtime_error(path.empty() ? what : path + ": " + what) {}
+      : std::runtime_error(path.empty() ? what : cut(path, 120) + ": " + what) {}
 };
 
-/// Short rendering of a JSON value for messages.
+/// Short rendering of a JSON value for messages: at most 60 characters, and it looks at no
+/// more of the value than it shows (a huge or deeply nested value costs nothing).
 std::string show_json(const nlohmann::json& v);
+
+/// The largest scenario or calibration file the loader reads (bytes).
+inline constexpr uintmax_t kMaxInputFileBytes = 16u << 20;
+
+/// Reads the whole input file `path` into `text`: "" when done, else what is wrong with it
+/// for a message ("does not exist", "is a directory, not a file", ...).
+std::string read_input_file(const std::string& path, std::string* text);
+
+/// Checks a SimGrid platform XML file before SimGrid reads it (scenario_platform.cc): ""
+/// when fine, else what is wrong ("does not exist", "line 7: <link bandwidth="-1Gbps"> is
+/// not a bandwidth > 0", ...).
+std::string check_platform_xml(const std::string& path);
+
+/// The deepest nesting of arrays and objects a scenario, a calibration file or a --set value
+/// may have (docs/formats.md, "Scenario").
+inline constexpr size_t kMaxJsonDepth = 64;
+
+/// Parses JSON text strictly: not deeper than kMaxJsonDepth, no key twice in one object.
+/// Both are checked while parsing, before anything copies or prints the document. Throws
+/// ScenarioError naming the path ("not valid JSON: ..." for syntax errors).
+/// The one strict parse of the simulator's inputs (scenario, --set values, calibration).
+nlohmann::json parse_json_strict(const std::string& text);
 
 /// Reads one resolved document (overrides and one sweep point applied) into `out`.
 /// Throws ScenarioError.

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <mutex>
+#include <sstream>
 
 #include "hvd/sim/world.h"
 #include "hvd/workloads/gpu_catalog.h"
@@ -99,7 +100,24 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
       body(seams);
     });
   }
+  // simulation.time_limit: the backstop against a run that would never end (a stall, a link
+  // slower than the scenario checks foresee). A daemon sleeps until the limit: SimGrid ends
+  // it with the last rank, so it changes nothing in a run that ends in time; at the limit it
+  // stops every actor.
+  bool timed_out = false;
+  sg4::Actor::create("time_limit", plat.gpus.front(), [&] {
+    sg4::this_actor::sleep_until(o.model.time_limit_s);
+    timed_out = true;
+    sg4::Actor::kill_all();
+  })->daemonize();
   engine->run();
+  if (timed_out) {
+    std::ostringstream os;
+    os << "simulation.time_limit: the run was stopped at " << o.model.time_limit_s
+       << " s of simulated time, the limit (a stalled or absurdly slow run; raise the limit "
+          "for a longer one)";
+    return Status::InvalidArgument(os.str());
+  }
   if (const char* st = std::getenv("HVD_SIM_STATS"); st && st[0] == '1')
     for (int t = 0; t < 8; ++t)
       if (fabric->messages[t])

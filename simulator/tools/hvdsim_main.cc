@@ -5,8 +5,14 @@
 //   hvdsim SCENARIO [--report out.json] [--timeline-dir DIR] [--set k=v ...] [--with-data]
 //          [--sweep]   (also print the best setting per model and np)
 //
+// Every input is checked before the first simulation: the scenario (scenario.h), the
+// options' ranges, that the report can be written, and a platform file's routes.
+//
 // Exit codes: 0 ok, 1 simulation failure, 2 bad input (scenario, options).
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -17,6 +23,7 @@
 #include "hvd/sim/collective_sweep.h"
 #include "hvd/sim/runner.h"
 #include "hvd/sim/scenario.h"
+#include "hvd/sim/world.h"
 
 namespace {
 
@@ -83,10 +90,40 @@ void print_what_ifs(const hvd::sim::Scenario& sc, const std::vector<hvd::report:
   }
 }
 
+// Why `path` could not be written, "" when it can: checked before hours of simulation.
+std::string unwritable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return "no directory \"" + dir.string().substr(0, 60) + "\"";
+  if (fs::is_directory(p, ec)) return "a directory";
+  if (fs::exists(p, ec) ? ::access(path.c_str(), W_OK) != 0 : ::access(dir.c_str(), W_OK) != 0)
+    return "not writable";
+  return "";
+}
+
+// The report and the CSV written beside it (report::write_report's naming).
+std::string report_problem(const std::string& path) {
+  const size_t dot = path.rfind('.'), slash = path.rfind('/');
+  const std::string csv = dot == std::string::npos || (slash != std::string::npos && dot < slash)
+                              ? path + ".csv"
+                              : path.substr(0, dot) + ".csv";
+  for (const std::string& f : {path, csv})
+    if (const std::string why = unwritable(f); !why.empty())
+      return "\"" + f.substr(0, 60) + "\" is not a file hvdsim can write (" + why + ")";
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"hvdsim: simulate Horovod-style data-parallel training on a modelled cluster"};
+  app.footer(
+      "Bad input (scenario, options) is one line on stderr and exit code 2, before anything is "
+      "simulated. A scenario runs at most 1024 simulations (each model at each np, the np=1 "
+      "baseline included, at each sweep point): raise sweep.max_runs for more, e.g. --set "
+      "sweep.max_runs=5000.");
   std::string scenario_path, report_path, timeline_dir;
   std::vector<std::string> sets;
   bool with_data = false, quiet = false, best = false;
@@ -99,7 +136,8 @@ int main(int argc, char** argv) {
   app.add_option("--timeline-dir", timeline_dir, "write one Chrome-trace timeline per run here");
   app.add_option("--set", sets, "override a scenario value: path=value (e.g. runtime.fusion_threshold=32MiB)");
   app.add_flag("--with-data", with_data, "move and reduce real bytes (small runs)");
-  app.add_option("-j,--parallel", parallel, "simulations at once (default: the scenario's, 2)");
+  app.add_option("-j,--parallel", parallel, "simulations at once, 1 to 256 (default: the scenario's, 2)")
+      ->check(CLI::Range(1, 256));
   app.add_flag("-q,--quiet", quiet, "no progress on stderr");
   app.add_flag("--sweep", best,
                "after the table, the best setting per model and np over the sweep (autotuned knobs when "
@@ -109,7 +147,8 @@ int main(int argc, char** argv) {
   app.add_option("-b,--minbytes", min_b, "sweep: smallest size (default 8)");
   app.add_option("-e,--maxbytes", max_b, "sweep: largest size (default 64MiB)");
   app.add_option("-f,--stepfactor", factor, "sweep: size multiplier (default 8)");
-  app.add_option("--np", sweep_np, "sweep: ranks (default: the largest of sweep.np)");
+  app.add_option("--np", sweep_np, "sweep: ranks, 1 to 1048576 (default: the largest of sweep.np)")
+      ->check(CLI::Range(1, 1 << 20));
   app.add_option("-n,--iters", iters, "sweep: timed calls per size (default 20)")
       ->check(CLI::Range(1, 100000));
   app.add_option("-w,--warmup-iters", warmup, "sweep: warm-up calls (default 5)")
@@ -121,12 +160,34 @@ int main(int argc, char** argv) {
     std::cerr << "hvdsim: " << e.what() << " (see hvdsim --help)\n";
     return 2;
   }
+  if (sweep_np != 0 && collective.empty()) {
+    std::cerr << "hvdsim: --np: applies to --collective only (runs take sweep.np: --set 'sweep.np=["
+              << sweep_np << "]')\n";
+    return 2;
+  }
+  if (!report_path.empty())
+    if (const std::string why = report_problem(report_path); !why.empty()) {
+      std::cerr << "hvdsim: --report: " << why << "\n";
+      return 2;
+    }
   hvd::sim::Scenario sc;
   hvd::Status s = hvd::sim::load_scenario(scenario_path, sets, &sc);
   if (!s.ok()) {
     std::cerr << "hvdsim: " << s.message() << "\n";
     return 2;
   }
+  // A platform file: SimGrid aborts on hosts it cannot route, so they are checked first,
+  // for the most ranks any run puts on it.
+  std::map<std::string, int> platforms;
+  for (const auto& pt : sc.points)
+    if (!pt.cluster.platform_file.empty())
+      for (int n : pt.np)
+        platforms[pt.cluster.platform_file] = std::max({platforms[pt.cluster.platform_file], n, sweep_np});
+  for (const auto& [file, np] : platforms)
+    if (s = hvd::sim::check_platform_file(file, np); !s.ok()) {
+      std::cerr << "hvdsim: " << sc.source << ": " << s.message() << "\n";
+      return s.code() == hvd::StatusCode::kInvalidArgument ? 2 : 1;
+    }
   if (!timeline_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(timeline_dir, ec);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -127,11 +128,19 @@ TEST(Scenario, InvalidJsonAndWrongDocuments) {
 }
 
 TEST(Scenario, ShippedScenariosLoad) {
-  for (const char* f : {"roce25.json", "h100_ib400.json", "tcp100.json", "fattree_2to1.json"}) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(HVD_SOURCE_DIR) + "/scenarios")) {
+    if (e.path().extension() != ".json" || e.path().filename() == "schema.json") continue;
     Scenario sc;
-    Status s = load_scenario(std::string(HVD_SOURCE_DIR) + "/scenarios/" + f, {}, &sc);
-    EXPECT_TRUE(s.ok()) << f << ": " << s.message();
+    Status s = load_scenario(e.path().string(), {}, &sc);
+    EXPECT_TRUE(s.ok()) << e.path() << ": " << s.message();
+    ++n;
   }
+  EXPECT_GE(n, 7);
+  Scenario sc;  // the other shipped calibration
+  Status s = load_scenario(std::string(HVD_SOURCE_DIR) + "/scenarios/localhost.json",
+                           {"calibration=calibration/localhost_np4.json", "sweep.np=[4]"}, &sc);
+  EXPECT_TRUE(s.ok()) << s.message();
 }
 
 TEST(Scenario, SchemaNamesEveryKeyTheLoaderAccepts) {

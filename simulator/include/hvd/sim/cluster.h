@@ -112,6 +112,9 @@ struct SimModelSpec {
   /// block touched d bytes ago counts as hot by that fraction instead of all-or-nothing at
   /// cache_bytes (from a calibration's cache probe).
   std::vector<std::pair<double, double>> cache_curve;
+  /// A run stops with an error when the simulated clock passes this (seconds): the
+  /// backstop against scenarios whose runs would never end (simulation.time_limit).
+  double time_limit_s = 1e6;
 };
 
 /// Parses a dragonfly description "G,g;C,c;R,r;N" into {G,g,C,c,R,r,N} (all positive);
