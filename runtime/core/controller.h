@@ -45,10 +45,19 @@ class Controller {
   void set_cache_enabled(bool on);
 
  private:
+  // One tensor at the coordinator. Ranks almost always send the same request, so each
+  // distinct one (equal but for the rank) is kept once and every rank holds its index:
+  // 4 bytes per rank and tensor, not a copy of the request, and completeness is a count.
   struct Pending {
-    std::vector<std::optional<TensorRequest>> by_rank;
+    std::vector<TensorRequest> variants;  // distinct requests (rank: the first sender)
+    std::vector<int32_t> by_rank;         // index into variants, -1: not submitted yet
+    int present = 0;                      // ranks that submitted
     double first_seen = 0;
     double last_warned = 0;
+    const TensorRequest* of(int rank) const {
+      const int32_t i = by_rank[static_cast<size_t>(rank)];
+      return i < 0 ? nullptr : &variants[static_cast<size_t>(i)];
+    }
   };
 
   void classify(std::vector<TensorRequest>& incoming);

@@ -96,8 +96,8 @@ std::vector<uint8_t> Controller::coordinate(const std::vector<std::vector<uint8_
   for (const std::string& name : ready) {
     Pending& pend = table_[name];
     int gid = -1, gsize = 0;
-    for (const auto& o : pend.by_rank) {
-      if (o) {
+    for (int r = 0; r < t_.size(); ++r) {
+      if (const TensorRequest* o = pend.of(r)) {
         gid = o->group_id;
         gsize = o->group_size;
         break;
@@ -138,28 +138,54 @@ std::vector<uint8_t> Controller::coordinate(const std::vector<std::vector<uint8_
   return std::move(w.bytes());
 }
 
+namespace {
+
+// Equal requests but for the submitting rank.
+bool same_request(const TensorRequest& a, const TensorRequest& b) {
+  return a.op == b.op && a.dtype == b.dtype && a.reduce_op == b.reduce_op && a.device == b.device &&
+         a.root == b.root && a.prescale == b.prescale && a.postscale == b.postscale &&
+         a.group_id == b.group_id && a.group_size == b.group_size && a.name == b.name &&
+         a.shape == b.shape && a.ranks == b.ranks;
+}
+
+}  // namespace
+
 void Controller::admit(const TensorRequest& req, int rank, std::vector<std::string>* ready) {
   auto [it, fresh] = table_.try_emplace(req.name);
   Pending& p = it->second;
   if (fresh) {
-    p.by_rank.resize(static_cast<size_t>(t_.size()));
+    p.by_rank.assign(static_cast<size_t>(t_.size()), -1);
     p.first_seen = p_.now();
     arrival_.push_back(req.name);
   }
-  p.by_rank[static_cast<size_t>(rank)] = req;
+  size_t v = 0;
+  while (v < p.variants.size() && !same_request(p.variants[v], req)) ++v;
+  if (v == p.variants.size()) p.variants.push_back(req);
+  int32_t& slot = p.by_rank[static_cast<size_t>(rank)];
+  if (slot < 0) ++p.present;
+  slot = static_cast<int32_t>(v);
   if (complete(p)) ready->push_back(req.name);
 }
 
+// Every rank submitted or joined (joined ranks rarely submit: counted one by one).
 bool Controller::complete(const Pending& p) const {
-  for (int r = 0; r < t_.size(); ++r)
-    if (!p.by_rank[static_cast<size_t>(r)] && !joined_.count(r)) return false;
-  return true;
+  int covered = p.present;
+  for (int r : joined_)
+    if (!p.of(r)) ++covered;
+  return covered >= t_.size();
 }
 
 Response Controller::build_response(const std::string& name, Pending& p) {
+  // The requests in rank order, each with its rank (only when they differ: otherwise the
+  // agreement check has nothing to find).
+  std::vector<TensorRequest> copies;
   std::vector<const TensorRequest*> reqs;
-  for (const auto& o : p.by_rank)
-    if (o) reqs.push_back(&*o);
+  for (int r = 0; r < t_.size() && (copies.empty() || p.variants.size() > 1); ++r)
+    if (const TensorRequest* o = p.of(r)) {
+      copies.push_back(*o);
+      copies.back().rank = r;
+    }
+  for (const TensorRequest& q : copies) reqs.push_back(&q);
   const TensorRequest& a = *reqs[0];
   Response r;
   r.op = a.op;
@@ -171,7 +197,7 @@ Response Controller::build_response(const std::string& name, Pending& p) {
   r.postscale = a.postscale;
   r.names = {name};
   r.joined.assign(joined_.begin(), joined_.end());
-  r.error = mismatch_error(reqs, t_.size());
+  r.error = p.variants.size() > 1 ? mismatch_error(reqs, t_.size()) : std::string();
   if (r.error.empty() && !r.joined.empty() && a.op != OpType::kAllreduce &&
       a.op != OpType::kAllgather) {
     r.error = std::string(optype_name(a.op)) + " of tensor '" + name +
@@ -189,7 +215,10 @@ Response Controller::build_response(const std::string& name, Pending& p) {
       r.counts = {num_elements(a.shape)};
       break;
     case OpType::kAllgather:
-      for (const auto& o : p.by_rank) r.first_dims.push_back(o ? o->shape[0] : 0);
+      for (int k = 0; k < t_.size(); ++k) {
+        const TensorRequest* o = p.of(k);
+        r.first_dims.push_back(o ? o->shape[0] : 0);
+      }
       r.row_elems = {num_elements(tail_dims(a.shape))};
       break;
     case OpType::kAlltoall:
@@ -225,7 +254,7 @@ void Controller::check_stalls(std::vector<Response>* plan) {
     if (age < cfg_.stall_check_time_s || now - p.last_warned < cfg_.stall_check_time_s) continue;
     p.last_warned = now;
     for (int r = 0; r < t_.size(); ++r)
-      if (!p.by_rank[static_cast<size_t>(r)] && !joined_.count(r)) missing[r].push_back(name);
+      if (!p.of(r) && !joined_.count(r)) missing[r].push_back(name);
   }
   if (!missing.empty()) {
     std::ostringstream os;
@@ -242,11 +271,11 @@ void Controller::check_stalls(std::vector<Response>* plan) {
   for (const std::string& name : expired) {
     Pending& p = table_[name];
     std::vector<int> have, lack;
-    for (int r = 0; r < t_.size(); ++r) (p.by_rank[static_cast<size_t>(r)] ? have : lack).push_back(r);
+    for (int r = 0; r < t_.size(); ++r) (p.of(r) ? have : lack).push_back(r);
     Response e;
     e.names = {name};
-    for (const auto& o : p.by_rank)
-      if (o) e.op = o->op;
+    for (int r = 0; r < t_.size(); ++r)
+      if (const TensorRequest* o = p.of(r)) e.op = o->op;
     e.error = "Stalled: tensor '" + name + "' was submitted by ranks " + ranks_str(have) +
               " but not by ranks " + ranks_str(lack) + " within " +
               std::to_string(cfg_.stall_shutdown_time_s) +

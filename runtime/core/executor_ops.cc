@@ -335,17 +335,14 @@ Status Executor::add_process_set() {
   const int me = rt_.world().rank();
   const bool member = std::find(r_.ranks.begin(), r_.ranks.end(), me) != r_.ranks.end();
   std::unique_ptr<Transport> sub = ps_.t->split(member ? 0 : -1, me);
-  const int id = static_cast<int>(rt_.set_ranks_.size());
-  std::vector<int> ranks(r_.ranks.begin(), r_.ranks.end());
-  std::sort(ranks.begin(), ranks.end());
+  const int id = static_cast<int>(rt_.set_sizes_.size());
   {
     std::unique_lock<Mutex> lk(*rt_.queue_mu_);
-    rt_.set_ranks_.push_back(ranks);
+    rt_.set_sizes_.push_back(static_cast<int>(r_.ranks.size()));
   }
   if (member) {
     auto ps = std::make_unique<ProcessSet>();
     ps->id = id;
-    ps->world_ranks = ranks;
     ps->owned = std::move(sub);
     ps->t = ps->owned.get();
     Status s = rt_.init_process_set(*ps);

@@ -113,8 +113,7 @@ Status RuntimeImpl::start() {
   if (timeline_) timeline_->declare_rank(t.rank(), "rank " + std::to_string(t.rank()));
   auto world = std::make_unique<ProcessSet>();
   world->t = &t;
-  for (int r = 0; r < t.size(); ++r) world->world_ranks.push_back(r);
-  set_ranks_.push_back(world->world_ranks);
+  set_sizes_.push_back(t.size());
   s = init_process_set(*world);
   if (!s.ok()) return s;
   sets_[0] = std::move(world);
@@ -364,7 +363,7 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
   if (stopped_) return finished_handle(failure_.ok() ? Status::Aborted("runtime stopped") : failure_);
   auto it = sets_.find(req.process_set);
   if (it == sets_.end()) {
-    const bool exists = req.process_set >= 0 && req.process_set < static_cast<int>(set_ranks_.size());
+    const bool exists = req.process_set >= 0 && req.process_set < static_cast<int>(set_sizes_.size());
     return finished_handle(Status::InvalidArgument(
         exists ? "rank " + std::to_string(world().rank()) + " is not a member of process set " + std::to_string(req.process_set)
                : "process set " + std::to_string(req.process_set) + " does not exist"));
@@ -414,8 +413,8 @@ Status RuntimeImpl::validate(const OpRequest& q) const {
     return Status::InvalidArgument(what() + "input tensor has no storage");
   if (!std::isfinite(q.prescale) || !std::isfinite(q.postscale))
     return Status::InvalidArgument(what() + "scale factors must be finite");
-  const int size = q.process_set < static_cast<int>(set_ranks_.size()) && q.process_set >= 0
-                       ? static_cast<int>(set_ranks_[static_cast<size_t>(q.process_set)].size())
+  const int size = q.process_set < static_cast<int>(set_sizes_.size()) && q.process_set >= 0
+                       ? set_sizes_[static_cast<size_t>(q.process_set)]
                        : world().size();
   switch (q.op) {
     case OpType::kAllreduce:

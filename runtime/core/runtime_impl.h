@@ -30,7 +30,6 @@ struct TensorEntry {
 /// One process set as seen by a member rank.
 struct ProcessSet {
   int id = 0;                                   ///< 0 = the world
-  std::vector<int> world_ranks;                 ///< member i is world rank world_ranks[i]
   std::unique_ptr<Transport> owned;             ///< the set's group (null for the world)
   Transport* t = nullptr;                       ///< the set's group
   std::unique_ptr<Transport> local, cross;      ///< node / cross-node groups (hierarchical)
@@ -89,7 +88,8 @@ class RuntimeImpl {
   std::unique_ptr<TimelineWriter> own_timeline_;
   TimelineWriter* timeline_ = nullptr;
   std::map<int, std::unique_ptr<ProcessSet>> sets_;   // only sets this rank belongs to
-  std::vector<std::vector<int>> set_ranks_;          // every set's members, by id
+  std::vector<int> set_sizes_;                       // every set's size, by id (not its
+                                                     // members: O(np) per rank)
   std::unique_ptr<Activity> loop_activity_;
   bool running_ = false;
   bool shutdown_requested_ = false;  // guarded by queue mutex

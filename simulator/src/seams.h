@@ -124,10 +124,14 @@ class SimFabric {
   int64_t messages[8] = {};
   /// Bytes sent so far, per tag.
   double bytes[8] = {};
+  /// Members (world ranks, in order) of a group, shared by every member's transport: a
+  /// list per rank would make the world O(np^2) in memory.
+  using Members = std::shared_ptr<const std::vector<int>>;
+  /// The world group's members, 0 .. size()-1.
+  const Members& world_members();
   /// Collective split of `group` (see Transport::split); returns the new group's members
-  /// (world ranks, ordered) and id, or empty for color < 0.
-  std::vector<int> split(int group, int seq, size_t members, int me, int color, int key,
-                         int* new_group);
+  /// and sets its id, or null for color < 0.
+  Members split(int group, int seq, size_t members, int me, int color, int key, int* new_group);
 
  private:
   struct RankCache {
@@ -138,11 +142,13 @@ class SimFabric {
   struct SplitState {
     std::map<int, std::pair<int, int>> entries;  // world rank -> (color, key)
     std::map<int, int> groups;                   // color -> group id
+    std::map<int, Members> members;              // color -> members (built by the first)
     sg4::MutexPtr mu = sg4::Mutex::create();
     sg4::ConditionVariablePtr cv = sg4::ConditionVariable::create();
   };
   std::vector<sg4::Host*> hosts_;
   std::vector<int> node_;
+  Members world_;
   std::unordered_map<uint64_t, std::unique_ptr<Channel>> channels_;
   std::unordered_map<uint64_t, Route> routes_;
   std::map<std::pair<int, int>, std::unique_ptr<SplitState>> splits_;

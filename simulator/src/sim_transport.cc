@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <simgrid/Exception.hpp>
 
 #include "seams.h"
@@ -122,8 +123,17 @@ void SimFabric::withdraw(Channel* c, DataMatch* m) {
   for (auto* q : {&c->sends, &c->recvs}) q->erase(std::remove(q->begin(), q->end(), m), q->end());
 }
 
-std::vector<int> SimFabric::split(int group, int seq, size_t members, int me, int color, int key,
-                                  int* new_group) {
+const SimFabric::Members& SimFabric::world_members() {
+  if (!world_) {
+    auto all = std::make_shared<std::vector<int>>(hosts_.size());
+    for (size_t r = 0; r < all->size(); ++r) (*all)[r] = static_cast<int>(r);
+    world_ = std::move(all);
+  }
+  return world_;
+}
+
+SimFabric::Members SimFabric::split(int group, int seq, size_t members, int me, int color, int key,
+                                    int* new_group) {
   // Creating S4U objects is a simcall that may let other actors run: build the state
   // first, then publish it without yielding in between.
   auto fresh = std::make_unique<SplitState>();
@@ -140,15 +150,19 @@ std::vector<int> SimFabric::split(int group, int seq, size_t members, int me, in
     }
     while (st.entries.size() < members) st.cv->wait(lk);
   }
-  if (color < 0) return {};
+  if (color < 0) return nullptr;
   *new_group = st.groups[color];
-  std::vector<std::pair<int, int>> order;  // (key, world rank)
-  for (const auto& [rank, ck] : st.entries)
-    if (ck.first == color) order.emplace_back(ck.second, rank);
-  std::sort(order.begin(), order.end());
-  std::vector<int> out;
-  for (const auto& kr : order) out.push_back(kr.second);
-  return out;
+  Members& shared = st.members[color];  // the first member of the color builds the list
+  if (!shared) {
+    std::vector<std::pair<int, int>> order;  // (key, world rank)
+    for (const auto& [rank, ck] : st.entries)
+      if (ck.first == color) order.emplace_back(ck.second, rank);
+    std::sort(order.begin(), order.end());
+    auto out = std::make_shared<std::vector<int>>();
+    for (const auto& kr : order) out->push_back(kr.second);
+    shared = std::move(out);
+  }
+  return shared;
 }
 
 namespace {
@@ -232,12 +246,18 @@ class SimRequest final : public Request {
 
 class SimTransport final : public Transport {
  public:
-  SimTransport(std::shared_ptr<SimFabric> f, int group, std::vector<int> members, int rank,
+  SimTransport(std::shared_ptr<SimFabric> f, int group, SimFabric::Members members, int rank,
                DeviceClock* clock)
       : f_(std::move(f)), group_(group), members_(std::move(members)), rank_(rank), clock_(clock) {}
   int rank() const override { return rank_; }
-  int size() const override { return static_cast<int>(members_.size()); }
-  int node_of(int r) const override { return f_->node_of(members_[static_cast<size_t>(r)]); }
+  int size() const override { return static_cast<int>(members_->size()); }
+  int node_of(int r) const override { return f_->node_of(member(r)); }
+  // A group's layout never changes: each query scans the group once, then answers from here.
+  int local_rank() const override { return layout().local_rank; }
+  int local_size() const override { return layout().local_size; }
+  int cross_rank() const override { return layout().cross_rank; }
+  int cross_size() const override { return layout().cross_size; }
+  bool homogeneous() const override { return layout().homogeneous; }
   std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) override {
     clock_->before_post();
     f_->messages[tag & 7] += 1;
@@ -252,7 +272,7 @@ class SimTransport final : public Transport {
   }
   int64_t timing_transfers() const override { return f_->timing_transfers; }
   double timing_hop(int from, int to, size_t bytes) override {
-    const SimFabric::Route& r = f_->route(members_[static_cast<size_t>(from)], members_[static_cast<size_t>(to)]);
+    const SimFabric::Route& r = f_->route(member(from), member(to));
     return r.latency + static_cast<double>(bytes) / r.bandwidth;
   }
   // Prefix sums over the ring (latency and seconds per byte of the hop into each member),
@@ -264,7 +284,7 @@ class SimTransport final : public Transport {
       ring_spb_.assign(static_cast<size_t>(p) + 1, 0);
       for (int x = 0; x < p; ++x) {
         const SimFabric::Route& r =
-            f_->route(members_[static_cast<size_t>((x + p - 1) % p)], members_[static_cast<size_t>(x)]);
+            f_->route(member((x + p - 1) % p), member(x));
         ring_lat_[static_cast<size_t>(x) + 1] = ring_lat_[static_cast<size_t>(x)] + r.latency;
         ring_spb_[static_cast<size_t>(x) + 1] = ring_spb_[static_cast<size_t>(x)] + 1 / r.bandwidth;
       }
@@ -317,9 +337,9 @@ class SimTransport final : public Transport {
   }
   std::unique_ptr<Transport> split(int color, int key) override {
     int new_group = 0;
-    std::vector<int> m = f_->split(group_, split_seq_++, members_.size(), me(), color, key, &new_group);
+    SimFabric::Members m = f_->split(group_, split_seq_++, members_->size(), me(), color, key, &new_group);
     if (color < 0) return nullptr;
-    const int idx = static_cast<int>(std::find(m.begin(), m.end(), me()) - m.begin());
+    const int idx = static_cast<int>(std::find(m->begin(), m->end(), me()) - m->begin());
     return std::make_unique<SimTransport>(f_, new_group, std::move(m), idx, clock_);
   }
   std::string name() const override { return "simgrid"; }
@@ -327,7 +347,7 @@ class SimTransport final : public Transport {
  private:
   std::unique_ptr<Request> post_send(int peer, const void* data, size_t bytes, int tag,
                                      double hot) {
-    const double wire = f_->wire_bytes(me(), members_[static_cast<size_t>(peer)], bytes, hot);
+    const double wire = f_->wire_bytes(me(), member(peer), bytes, hot);
     Channel* c = channel(peer, tag, true);
     if (bytes > f_->eager_limit) return std::make_unique<SimRequest>(c, true, data, nullptr, bytes, wire);
     auto m = std::make_unique<DataMatch>();
@@ -351,33 +371,50 @@ class SimTransport final : public Transport {
 
  public:
  private:
-  int me() const { return members_[static_cast<size_t>(rank_)]; }
+  struct Layout {
+    int local_rank = 0, local_size = 0, cross_rank = 0, cross_size = 0;
+    bool homogeneous = false;
+  };
+  const Layout& layout() const {
+    if (!layout_) {
+      Layout l;
+      l.local_rank = Transport::local_rank();
+      l.local_size = Transport::local_size();
+      l.cross_rank = Transport::cross_rank();
+      l.cross_size = Transport::cross_size();
+      l.homogeneous = Transport::homogeneous();
+      layout_ = l;
+    }
+    return *layout_;
+  }
+  int me() const { return member(rank_); }
+  int member(int r) const { return (*members_)[static_cast<size_t>(r)]; }
   // Channels this rank uses, cached by (peer, tag, direction).
   Channel* channel(int peer, int tag, bool out) {
     const uint32_t key = (static_cast<uint32_t>(peer) << 5) | (static_cast<uint32_t>(tag & 15) << 1) | (out ? 1u : 0u);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
-    const int other = members_[static_cast<size_t>(peer)];
+    const int other = member(peer);
     Channel* c = out ? f_->channel(group_, me(), other, tag) : f_->channel(group_, other, me(), tag);
     cache_.emplace(key, c);
     return c;
   }
   std::shared_ptr<SimFabric> f_;
   int group_;
-  std::vector<int> members_;
+  SimFabric::Members members_;
   int rank_;
   DeviceClock* clock_;
   int split_seq_ = 0;
   std::unordered_map<uint32_t, Channel*> cache_;
   std::vector<double> ring_lat_, ring_spb_;       // prefix sums for timing_ring_hops
+  mutable std::optional<Layout> layout_;
 };
 
 }  // namespace
 
 std::unique_ptr<Transport> make_sim_transport(std::shared_ptr<SimFabric> fabric, int rank,
                                               DeviceClock* clock) {
-  std::vector<int> members(static_cast<size_t>(fabric->size()));
-  for (int r = 0; r < fabric->size(); ++r) members[static_cast<size_t>(r)] = r;
+  SimFabric::Members members = fabric->world_members();
   return std::make_unique<SimTransport>(std::move(fabric), 0, std::move(members), rank, clock);
 }
 

@@ -4,6 +4,7 @@
 #include <xbt/config.hpp>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <mutex>
@@ -17,13 +18,29 @@
 namespace hvd::sim {
 namespace {
 
+// Memory mappings this process may still create (vm.max_map_count minus those it has).
+long mappings_left() {
+  long limit = 65530, used = 0;
+  std::ifstream("/proc/sys/vm/max_map_count") >> limit;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) ++used;
+  return limit - used;
+}
+
 // Network-model configuration, chosen on purpose (docs/simulator.md, "Network model").
-void configure_engine(sg4::Engine& e, const SimModelSpec& m) {
+// Actor stacks: without a guard page SimGrid takes each stack from calloc(), which (under
+// tcmalloc) writes the whole stack, so every actor costs its full stack_kib in RSS and the
+// zeroing is a quarter of the wall time at 1,024 ranks. With a guard page it takes
+// uninitialised memory (only the pages an actor touches become resident) and protects
+// the page below, which splits the mapping: two mappings per actor, so guards are used
+// only while `actors` (about two per rank) fit well within vm.max_map_count.
+void configure_engine(sg4::Engine& e, const SimModelSpec& m, long actors) {
   e.set_config("network/model:" + m.network_model);
   e.set_config(std::string("network/crosstraffic:") + (m.cross_traffic ? "1" : "0"));
   e.set_config("network/TCP-gamma:0");  // no TCP window bound: RDMA, and TCP via efficiency
   e.set_config("contexts/stack-size:" + std::to_string(m.stack_kib));
-  e.set_config("contexts/guard-size:0");
+  const bool guard = 2 * actors + 4096 < mappings_left();
+  e.set_config(std::string("contexts/guard-size:") + (guard ? "1" : "0"));  // in pages
   if (const char* extra = std::getenv("HVD_SIM_SIMGRID_CFG"))  // experiments: "a:b;c:d"
     for (std::string kv : std::vector<std::string>{extra}) {
       size_t start = 0;
@@ -65,7 +82,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   Status s = check_world(o);
   if (!s.ok()) return s;
   auto engine = make_engine();
-  configure_engine(*engine, o.model);
+  configure_engine(*engine, o.model, 2L * o.np);
   BuiltPlatform plat;
   s = build_platform(o.cluster, &plat);
   if (!s.ok()) return s;

@@ -1,9 +1,17 @@
 // hvdsim_bench: how fast the simulator runs (prints figures; not a test).
 //   hvdsim_bench [scenario] [--np 64,128,256,512] [--model resnet101] [--steps N] [--sweep]
+//                [--scale] [--set path=value ...]
 // For each np: wall seconds per simulated training step (one warm-up step excluded: the
 // wall time of a run with 1+N steps minus a run with 1 step, divided by N), and the
-// child's peak RSS. With --sweep: the whole scenario sweep's wall time as hvdsim runs it.
+// child's peak RSS. A star cluster too small for np gets more servers (nodes = np / GPUs
+// per server, rounded up); other topologies must be sized with --set. With two or more
+// np: the fitted growth exponent (least-squares slope of log wall/step and log peak RSS
+// against log np: 1 = linear). --scale: np 512,1024,2048,4096 and --steps 1.
+// With --sweep: the whole scenario sweep's wall time as hvdsim runs it.
+#include <sys/resource.h>
+
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,12 +26,29 @@ using namespace hvd::sim;
 namespace {
 
 struct Figure {
-  double wall = 0, simulated = 0;
+  double wall = 0, simulated = 0, cpu = 0;
   int64_t rss = 0;
 };
 
+// Least-squares slope of log(y) against log(x) (points with y <= 0 left out; NaN if fewer
+// than two remain).
+double growth_exponent(const std::vector<double>& x, const std::vector<double>& y) {
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!(x[i] > 0) || !(y[i] > 0)) continue;
+    const double lx = std::log(x[i]), ly = std::log(y[i]);
+    n += 1, sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly;
+  }
+  const double d = n * sxx - sx * sx;
+  return n < 2 || d <= 0 ? std::nan("") : (n * sxy - sx * sy) / d;
+}
+
 Figure run_once(const ScenarioPoint& base, const std::string& model, int np, int steps) {
   ScenarioPoint pt = base;
+  // A built star cluster grows with np (more servers on the one switch).
+  ClusterSpec& c = pt.cluster;
+  if (np > c.gpus() && c.platform_file.empty() && c.network.topology == "star" && c.gpus_per_node > 0)
+    c.nodes = (np + c.gpus_per_node - 1) / c.gpus_per_node;
   pt.workload.warmup_steps = 1;
   pt.workload.steps = steps;
   std::string out;
@@ -31,8 +56,12 @@ Figure run_once(const ScenarioPoint& base, const std::string& model, int np, int
       [&](std::string* r) {
         RunOutcome o;
         hvd::Status st = simulate_run(pt, model, np, RunOptions{}, &o);
+        rusage ru{};
+        getrusage(RUSAGE_SELF, &ru);
+        const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                           1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
         std::ostringstream os;
-        os << o.wall_s << ' ' << o.simulated_s << ' ' << o.peak_rss_kib;
+        os << o.wall_s << ' ' << o.simulated_s << ' ' << o.peak_rss_kib << ' ' << cpu;
         *r = os.str();
         return st;
       },
@@ -43,7 +72,7 @@ Figure run_once(const ScenarioPoint& base, const std::string& model, int np, int
   }
   Figure f;
   std::istringstream is(out);
-  is >> f.wall >> f.simulated >> f.rss;
+  is >> f.wall >> f.simulated >> f.rss >> f.cpu;
   return f;
 }
 
@@ -54,8 +83,11 @@ int main(int argc, char** argv) {
   std::vector<int> nps = {64, 128, 256, 512};
   int steps = 2;
   bool sweep = false;
+  std::vector<std::string> overrides;
   const char* usage =
-      "usage: hvdsim_bench [scenario] [--np 64,128,256,512] [--model resnet101] [--steps N] [--sweep]\n";
+      "usage: hvdsim_bench [scenario] [--np 64,128,256,512] [--model resnet101] [--steps N] [--sweep]\n"
+      "                    [--scale] [--set path=value ...]\n"
+      "  --scale: np 512,1024,2048,4096, one measured step (a star cluster grows with np)\n";
   // A positive integer, or a one-line error naming the flag and exit code 2.
   auto positive = [&](const std::string& flag, const std::string& text, int* out) {
     char* end = nullptr;
@@ -73,7 +105,7 @@ int main(int argc, char** argv) {
       std::cout << usage;
       return 0;
     }
-    const bool takes_value = a == "--np" || a == "--model" || a == "--steps";
+    const bool takes_value = a == "--np" || a == "--model" || a == "--steps" || a == "--set";
     if (takes_value && i + 1 >= argc) {
       std::cerr << "hvdsim_bench: " << a << " needs a value\n" << usage;
       return 2;
@@ -97,6 +129,11 @@ int main(int argc, char** argv) {
       if (!positive("--steps", argv[++i], &steps)) return 2;
     } else if (a == "--sweep") {
       sweep = true;
+    } else if (a == "--scale") {
+      nps = {512, 1024, 2048, 4096};
+      steps = 1;
+    } else if (a == "--set") {
+      overrides.push_back(argv[++i]);
     } else if (a.rfind("-", 0) == 0) {
       std::cerr << "hvdsim_bench: unknown option '" << a << "'\n" << usage;
       return 2;
@@ -105,21 +142,35 @@ int main(int argc, char** argv) {
     }
   }
   Scenario sc;
-  hvd::Status s = load_scenario(path, {}, &sc);
+  hvd::Status s = load_scenario(path, overrides, &sc);
   if (!s.ok()) {
     std::cerr << "hvdsim_bench: " << s.message() << "\n";
     return 2;
   }
-  std::printf("%-10s %6s %14s %14s %12s %12s\n", "model", "np", "wall/step_s", "sim_step_s", "wall_1+N_s", "peak_rss_MiB");
+  // cpu/step_s: the same difference in CPU seconds (user + system) of the child, which
+  // moves less than wall time when other work shares the machine.
+  std::printf("%-10s %6s %14s %12s %14s %12s %12s\n", "model", "np", "wall/step_s", "cpu/step_s", "sim_step_s",
+              "wall_1+N_s", "peak_rss_MiB");
+  std::vector<double> xs, walls, cpus, rsss;
   for (int np : nps) {
     Figure one = run_once(sc.points[0], model, np, 1);
     Figure more = run_once(sc.points[0], model, np, 1 + steps);
     const double per_step = (more.wall - one.wall) / steps;
     const double sim_step = (more.simulated - one.simulated) / steps;
-    std::printf("%-10s %6d %14.3f %14.4f %12.2f %12.1f\n", model.c_str(), np, per_step, sim_step,
+    const double cpu_step = (more.cpu - one.cpu) / steps;
+    std::printf("%-10s %6d %14.3f %12.3f %14.4f %12.2f %12.1f\n", model.c_str(), np, per_step, cpu_step, sim_step,
                 more.wall, static_cast<double>(more.rss) / 1024.0);
     std::fflush(stdout);
+    xs.push_back(np);
+    walls.push_back(per_step);
+    cpus.push_back(cpu_step);
+    rsss.push_back(static_cast<double>(more.rss));
   }
+  if (xs.size() >= 2)
+    std::printf("growth exponent (log-log slope over np %d..%d): wall/step %.2f, cpu/step %.2f, peak RSS %.2f "
+                "(1 = linear)\n",
+                nps.front(), nps.back(), growth_exponent(xs, walls), growth_exponent(xs, cpus),
+                growth_exponent(xs, rsss));
   if (sweep) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<hvd::report::RunRecord> rec;

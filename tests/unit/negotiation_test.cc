@@ -151,6 +151,27 @@ TEST(Mismatch, ShapesDtypesOpsRootsAndScales) {
   }), "Mismatched collective operations");
 }
 
+// The coordinator keeps each distinct request once (ranks index it): the error still
+// compares the lowest rank's request with the first rank, in rank order, that differs.
+TEST(Mismatch, NamesTheLowestRankAndTheFirstThatDiffers) {
+  static float bufs[4][8];
+  auto shaped = [](auto shape_of) {
+    return disagree([shape_of](Runtime& rt) {
+      Tensor t{bufs[rt.rank()], DataType::kFloat32, {shape_of(rt.rank())}};
+      return rt.allreduce_async("x", t, t);
+    }, 4);
+  };
+  // Ranks 0 and 2 agree, 1 and 3 send another shape.
+  expect_same_error(shaped([](int r) { return int64_t{r % 2 ? 3 : 4}; }),
+                    "shape [4], but another rank sent a tensor of shape [3] (tensor 'x', rank 0 vs rank 1)");
+  // Only rank 3 differs.
+  expect_same_error(shaped([](int r) { return int64_t{r == 3 ? 5 : 4}; }),
+                    "shape [4], but another rank sent a tensor of shape [5] (tensor 'x', rank 0 vs rank 3)");
+  // Rank 0 is the odd one out.
+  expect_same_error(shaped([](int r) { return int64_t{r == 0 ? 2 : 4}; }),
+                    "shape [2], but another rank sent a tensor of shape [4] (tensor 'x', rank 0 vs rank 1)");
+}
+
 TEST(Errors, DuplicateNameAndBadArgumentsFailOnlyThatCall) {
   Status s = run_local(2, test::fast_config(), [](Runtime& rt) {
     std::vector<float> a(4, 1.0f), b(4, 1.0f);

@@ -135,16 +135,18 @@ class Transport {
   /// Backend name for logs ("mpi", "local", "simgrid").
   virtual std::string name() const = 0;
 
+  // The layout queries below scan the group (O(size) each); a transport whose layout is
+  // fixed may answer them from a cache (the simulator's do: thousands of ranks ask).
   /// This rank's index among the members on its node.
-  int local_rank() const;
+  virtual int local_rank() const;
   /// Number of members on this rank's node.
-  int local_size() const;
+  virtual int local_size() const;
   /// Index of this rank's node among the nodes of the group.
-  int cross_rank() const;
+  virtual int cross_rank() const;
   /// Number of distinct nodes in the group.
-  int cross_size() const;
+  virtual int cross_size() const;
   /// True when every node holds the same number of members (hierarchical ops need it).
-  bool homogeneous() const;
+  virtual bool homogeneous() const;
 };
 
 /// Blocking send helper.
