@@ -447,7 +447,7 @@ struct Shard {
 
 Shard read_shard(const std::string& file) {
   std::ifstream f(file, std::ios::binary);
-  if (!f) throw MergeError("--merge: cannot read '" + cut(file) + "'");
+  if (!f) throw MergeError("--merge: cannot read '" + file + "'");
   Shard s;
   s.file = file;
   s.doc = json::parse(f, nullptr, false);

@@ -146,7 +146,7 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
     return 2;
   }
   if (!merge.empty()) {
-    if (!scenario_path.empty() || !shard.empty()) {
+    if (!scenario_path.empty() || app.count("--shard")) {
       std::cerr << "hvdsim: --merge takes partial reports only (no scenario, no --shard)\n";
       return 2;
     }
@@ -162,7 +162,7 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
     std::cerr << "hvdsim: scenario: a scenario file is required (or --merge PART.json ...; see hvdsim --help)\n";
     return 2;
   }
-  if (!shard.empty()) {
+  if (app.count("--shard")) {
     hvd::Status s = spread.set_shard(shard);
     if (s.ok() && report_path.empty()) s = hvd::Status::InvalidArgument("--shard: needs --report (the partial report to merge)");
     if (s.ok() && !collective.empty()) s = hvd::Status::InvalidArgument("--shard: not with --collective");
