@@ -342,7 +342,10 @@ Status Spread::run(const Scenario& sc, const RunOptions& opts, std::vector<repor
   size_t failed = SIZE_MAX;
   results_.assign(jobs_.size(), {});
   Status s = run_sweep_jobs(sc, o, jobs_, mine, &results_, &failed);
-  if (!launched_) return s.ok() && !sharded() ? (sweep_records(jobs_, results_, records), s) : s;
+  if (!launched_) {
+    if (s.ok() && !sharded()) sweep_records(jobs_, results_, records);
+    return s;
+  }
   // MPI only now, with every child of this rank reaped: a child forked from a process that
   // has initialised Open MPI simulates slightly differently (its heap is laid out
   // differently), and the report would no longer be the single run's byte for byte.
