@@ -221,15 +221,8 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   return Status::OK();
 }
 
-Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<report::RunRecord>* records,
-                    std::vector<RunOutcome>* outcomes) {
-  struct Key {
-    size_t point;
-    std::string model;
-    int np;
-    bool reported;
-  };
-  std::vector<Key> keys;
+std::vector<SweepJob> sweep_jobs(const Scenario& sc) {
+  std::vector<SweepJob> keys;
   for (size_t p = 0; p < sc.points.size(); ++p) {
     const ScenarioPoint& pt = sc.points[p];
     for (const std::string& m : pt.workload.models) {
@@ -239,8 +232,15 @@ Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<repo
       for (int n : pt.np) keys.push_back({p, m, n, true});
     }
   }
+  return keys;
+}
+
+Status run_sweep_jobs(const Scenario& sc, const RunOptions& opts, const std::vector<SweepJob>& keys,
+                      const std::vector<size_t>& which, std::vector<std::string>* results,
+                      size_t* failed) {
   std::vector<IsolatedJob> jobs;
-  for (const Key& k : keys) {
+  for (size_t w : which) {
+    const SweepJob k = keys[w];
     jobs.push_back([&sc, &opts, k](std::string* result) {
       RunOutcome o;
       Status s = simulate_run(sc.points[k.point], k.model, k.np, opts, &o);
@@ -249,16 +249,17 @@ Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<repo
     });
   }
   const int parallel = opts.parallel > 0 ? opts.parallel : (sc.points.empty() ? 1 : sc.points[0].parallel);
-  std::vector<std::string> results;
+  std::vector<std::string> mine;
   size_t finished = 0;
-  std::vector<Status> st = run_isolated_many(jobs, parallel, &results, [&](size_t i) {
+  std::vector<Status> st = run_isolated_many(jobs, parallel, &mine, [&](size_t i) {
     ++finished;
     if (!opts.progress) return;
+    const SweepJob& k = keys[which[i]];
     std::ostringstream os;
-    os << "[" << finished << "/" << jobs.size() << "] " << keys[i].model << " np=" << keys[i].np;
-    if (!sc.points[keys[i].point].label.empty()) os << " " << sc.points[keys[i].point].label;
-    if (!results[i].empty()) {
-      json j = json::parse(results[i], nullptr, false);
+    os << "[" << finished << "/" << jobs.size() << "] " << k.model << " np=" << k.np;
+    if (!sc.points[k.point].label.empty()) os << " " << sc.points[k.point].label;
+    if (!mine[i].empty()) {
+      json j = json::parse(mine[i], nullptr, false);
       if (!j.is_discarded())
         os << ": " << static_cast<int64_t>(j["images_per_sec"].get<double>()) << " images/s, simulated "
            << j["simulated_s"].get<double>() << " s in " << j["wall_s"].get<double>() << " s wall";
@@ -267,9 +268,19 @@ Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<repo
     }
     opts.progress(os.str());
   });
+  results->resize(keys.size());
+  for (size_t i = 0; i < which.size(); ++i) (*results)[which[i]] = std::move(mine[i]);
   for (size_t i = 0; i < st.size(); ++i)
-    if (!st[i].ok())
-      return Status(st[i].code(), keys[i].model + " np=" + std::to_string(keys[i].np) + ": " + st[i].message());
+    if (!st[i].ok()) {
+      if (failed) *failed = which[i];
+      const SweepJob& k = keys[which[i]];
+      return Status(st[i].code(), k.model + " np=" + std::to_string(k.np) + ": " + st[i].message());
+    }
+  return Status::OK();
+}
+
+void sweep_records(const std::vector<SweepJob>& keys, const std::vector<std::string>& results,
+                   std::vector<report::RunRecord>* records, std::vector<RunOutcome>* outcomes) {
   std::vector<RunOutcome> all;
   for (const std::string& r : results) all.push_back(from_json(json::parse(r)));
   // Scaling efficiency against the np=1 run of the same point and model.
@@ -287,6 +298,17 @@ Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<repo
       if (outcomes) outcomes->push_back(o);
     }
   }
+}
+
+Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<report::RunRecord>* records,
+                    std::vector<RunOutcome>* outcomes) {
+  const std::vector<SweepJob> keys = sweep_jobs(sc);
+  std::vector<size_t> all(keys.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  std::vector<std::string> results;
+  Status s = run_sweep_jobs(sc, opts, keys, all, &results);
+  if (!s.ok()) return s;
+  sweep_records(keys, results, records, outcomes);
   return Status::OK();
 }
 

@@ -262,7 +262,7 @@ Status load_scenario(const std::string& path, const std::vector<std::string>& ov
                      Scenario* out) {
   std::string text;
   if (const std::string bad = read_input_file(path, &text); !bad.empty())
-    return Status::InvalidArgument(cut(path) + ": cannot open the scenario file: it " + bad);
+    return Status::InvalidArgument(cut(path, 200) + ": cannot open the scenario file: it " + bad);
   return parse_scenario(text, path, overrides, out);
 }
 

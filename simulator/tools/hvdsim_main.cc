@@ -4,6 +4,9 @@
 //
 //   hvdsim SCENARIO [--report out.json] [--timeline-dir DIR] [--set k=v ...] [--with-data]
 //          [--sweep]   (also print the best setting per model and np)
+//          [--shard i/N]   (only shard i of N, 0-based: a partial report for --merge)
+//   hvdsim --merge PART.json ... [--report out.json]   (the shards' full report)
+//   mpirun -np K hvdsim SCENARIO ...   (the sweep spread over K ranks; docs/simulator.md)
 //
 // Every input is checked before the first simulation: the scenario (scenario.h), the
 // options' ranges, that the report can be written, and a platform file's routes.
@@ -21,6 +24,7 @@
 #include "core/units.h"
 #include "hvd/report/report.h"
 #include "hvd/sim/collective_sweep.h"
+#include "hvd/sim/distribute.h"
 #include "hvd/sim/runner.h"
 #include "hvd/sim/scenario.h"
 #include "hvd/sim/world.h"
@@ -115,9 +119,23 @@ std::string report_problem(const std::string& path) {
   return "";
 }
 
-}  // namespace
+// The table (what-ifs, best settings) on stdout and the report: a whole sweep's, or --merge's.
+int print_and_write(const hvd::sim::Scenario& sc, const std::vector<hvd::report::RunRecord>& records,
+                    bool best, const std::string& report_path, const std::string& source) {
+  std::cout << hvd::report::format_table(records);
+  print_what_ifs(sc, records);
+  if (best) std::cout << "\n" << hvd::sim::format_best_per_np(records);
+  if (!report_path.empty()) {
+    hvd::Status s = hvd::report::write_report(report_path, "hvdsim", source, records);
+    if (!s.ok()) {
+      std::cerr << "hvdsim: " << s.message() << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
 
-int main(int argc, char** argv) {
+int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
   CLI::App app{"hvdsim: simulate Horovod-style data-parallel training on a modelled cluster"};
   app.footer(
       "Bad input (scenario, options) is one line on stderr and exit code 2, before anything is "
@@ -131,7 +149,9 @@ int main(int argc, char** argv) {
   std::string collective, min_b = "8", max_b = "64MiB";
   int64_t factor = 8;
   int sweep_np = 0, iters = 20, warmup = 5;
-  app.add_option("scenario", scenario_path, "scenario JSON file (see scenarios/)")->required();
+  std::string shard;
+  std::vector<std::string> merge;
+  app.add_option("scenario", scenario_path, "scenario JSON file (see scenarios/)");
   app.add_option("--report", report_path, "write the JSON report here (and the CSV beside it)");
   app.add_option("--timeline-dir", timeline_dir, "write one Chrome-trace timeline per run here");
   app.add_option("--set", sets, "override a scenario value: path=value (e.g. runtime.fusion_threshold=32MiB)");
@@ -153,6 +173,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   app.add_option("-w,--warmup-iters", warmup, "sweep: warm-up calls (default 5)")
       ->check(CLI::Range(0, 100000));
+  app.add_option("--shard", shard,
+                 "run only shard i of N (0-based, e.g. $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT) and write a "
+                 "partial report for --merge to --report");
+  app.add_option("--merge", merge, "merge the partial reports of --shard runs into the full report (--report)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -170,6 +194,32 @@ int main(int argc, char** argv) {
       std::cerr << "hvdsim: --report: " << why << "\n";
       return 2;
     }
+  if (!merge.empty()) {
+    if (!scenario_path.empty() || app.count("--shard")) {
+      std::cerr << "hvdsim: --merge takes partial reports only (no scenario, no --shard)\n";
+      return 2;
+    }
+    hvd::sim::MergedSweep m;
+    hvd::Status s = hvd::sim::merge_shards(merge, &m);
+    if (!s.ok()) {
+      std::cerr << "hvdsim: " << s.message() << "\n";
+      return 2;
+    }
+    return print_and_write(m.scenario, m.records, best, report_path, m.source);
+  }
+  if (scenario_path.empty()) {
+    std::cerr << "hvdsim: scenario: a scenario file is required (or --merge PART.json ...; see hvdsim --help)\n";
+    return 2;
+  }
+  if (app.count("--shard")) {
+    hvd::Status s = spread.set_shard(shard);
+    if (s.ok() && report_path.empty()) s = hvd::Status::InvalidArgument("--shard: needs --report (the partial report to merge)");
+    if (s.ok() && !collective.empty()) s = hvd::Status::InvalidArgument("--shard: not with --collective");
+    if (!s.ok()) {
+      std::cerr << "hvdsim: " << s.message() << "\n";
+      return 2;
+    }
+  }
   hvd::sim::Scenario sc;
   hvd::Status s = hvd::sim::load_scenario(scenario_path, sets, &sc);
   if (!s.ok()) {
@@ -203,20 +253,23 @@ int main(int argc, char** argv) {
   opts.parallel = parallel;
   if (!quiet) opts.progress = [](const std::string& line) { std::cerr << "hvdsim: " << line << std::endl; };
   std::vector<hvd::report::RunRecord> records;
-  s = hvd::sim::run_scenario(sc, opts, &records);
+  s = spread.run(sc, opts, &records);  // all of it, or this MPI rank's / --shard's share
   if (!s.ok()) {
     std::cerr << "hvdsim: " << s.message() << "\n";
     return s.code() == hvd::StatusCode::kInvalidArgument ? 2 : 1;
   }
-  std::cout << hvd::report::format_table(records);
-  print_what_ifs(sc, records);
-  if (best) std::cout << "\n" << hvd::sim::format_best_per_np(records);
-  if (!report_path.empty()) {
-    s = hvd::report::write_report(report_path, "hvdsim", scenario_path, records);
-    if (!s.ok()) {
-      std::cerr << "hvdsim: " << s.message() << "\n";
-      return 1;
-    }
+  if (spread.sharded()) {
+    s = spread.write_shard(report_path, scenario_path, sets, with_data);
+    if (!s.ok()) std::cerr << "hvdsim: " << s.message() << "\n";
+    return s.ok() ? 0 : 1;
   }
-  return 0;
+  if (!spread.is_root()) return 0;
+  return print_and_write(sc, records, best, report_path, scenario_path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hvd::sim::Spread spread;  // under mpirun/srun, before anything forks (distribute.h)
+  return spread.finish(hvdsim_main(argc, argv, spread));
 }

@@ -37,6 +37,32 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
 Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<report::RunRecord>* records,
                     std::vector<RunOutcome>* outcomes = nullptr);
 
+/// One simulation of a sweep: a point, a model, an np. The np=1 runs that only serve as
+/// the scaling-efficiency baseline (np 1 not in the sweep) are not reported.
+struct SweepJob {
+  size_t point = 0;     ///< index into Scenario::points
+  std::string model;    ///< as the scenario names it
+  int np = 0;           ///< ranks
+  bool reported = true; ///< a record of the report (false: baseline only)
+};
+
+/// The simulations run_scenario runs, in its order (point, model, [np=1 baseline], np).
+std::vector<SweepJob> sweep_jobs(const Scenario& sc);
+
+/// Runs the jobs `which` (indices into `jobs`, in that order) in forked children,
+/// `opts.parallel` at a time; (*results)[i] (sized to jobs) is job i's outcome as JSON text.
+/// A failure of any is returned (the first in `which` order, as "<model> np=<n>: ...",
+/// its index in *failed) after all have ended.
+Status run_sweep_jobs(const Scenario& sc, const RunOptions& opts, const std::vector<SweepJob>& jobs,
+                      const std::vector<size_t>& which, std::vector<std::string>* results,
+                      size_t* failed = nullptr);
+
+/// The report records from every job's outcome (run_scenario's second half): scaling
+/// efficiency against the np=1 job of the same point and model; throws nlohmann::json's
+/// exceptions on outcome text that is not run_sweep_jobs'.
+void sweep_records(const std::vector<SweepJob>& jobs, const std::vector<std::string>& results,
+                   std::vector<report::RunRecord>* records, std::vector<RunOutcome>* outcomes = nullptr);
+
 /// File name of a run's timeline: <model>_np<np>[_<label>].json.
 std::string timeline_name(const std::string& model, int np, const std::string& label);
 
