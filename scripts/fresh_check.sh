@@ -30,7 +30,7 @@ echo "fresh_check: clone of $(git rev-parse --short HEAD) in $tmp/hvdsim"
 
 status=0
 t0=$(date +%s)
-if ./scripts/run.sh >"$tmp/run.log" 2>&1 && grep -q "scaling" "$tmp/run.log"; then
+if ./scripts/run.sh >"$tmp/run.log" 2>&1 && grep -qE "^vgg16 +512 " "$tmp/run.log"; then
   echo "fresh_check: run.sh ok ($(( $(date +%s) - t0 )) s including the build)"
   grep -E "^(resnet101|inception3|vgg16) +512 " "$tmp/run.log" | sed 's/^/  /' || true
 else
