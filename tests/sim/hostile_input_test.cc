@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hvd/sim/scenario.h"
+#include "run_hvdsim.h"
 #include "hvd/sim/world.h"
 
 namespace hvd::sim {
@@ -266,16 +267,7 @@ TEST(HostileInput, PlatformRoutesAreCheckedInAChildProcess) {
   EXPECT_NE(s.message().find("has 2 hosts, not the 4 the ranks need"), std::string::npos) << s.message();
 }
 
-// The command: bad input is one line on stderr, exit code 2, before any simulation.
-int run_hvdsim(const std::string& args, std::string* err) {
-  const std::string cmd = std::string(HVDSIM_EXE) + " " + args + " 2>&1 >/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  err->clear();
-  while (fgets(buf, sizeof buf, p)) *err += buf;
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+// The command (run_hvdsim.h): bad input is one line on stderr, exit code 2, before any simulation.
 
 TEST(HostileInput, HvdsimRefusesBadOptionsAndFilesBeforeSimulating) {
   Platforms p;

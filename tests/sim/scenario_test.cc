@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "hvd/sim/scenario.h"
+#include "run_hvdsim.h"
 
 namespace hvd::sim {
 namespace {
@@ -158,16 +159,7 @@ TEST(Scenario, SchemaNamesEveryKeyTheLoaderAccepts) {
     EXPECT_NE(schema.find(std::string("\"") + key + "\""), std::string::npos) << key;
 }
 
-// The command: bad input is one line on stderr and exit code 2.
-int run_hvdsim(const std::string& args, std::string* err) {
-  const std::string cmd = std::string(HVDSIM_EXE) + " " + args + " 2>&1 >/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  err->clear();
-  while (fgets(buf, sizeof buf, p)) *err += buf;
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+// The command (run_hvdsim.h): bad input is one line on stderr and exit code 2.
 
 TEST(HvdsimCommand, BadInputExitsWithTwoAndOneLine) {
   const std::string sc = std::string(HVD_SOURCE_DIR) + "/scenarios/roce25.json";
