@@ -10,7 +10,10 @@ namespace hvd::sim {
 // the fraction of the line rate a collective's flows achieve, and the software cost a
 // message pays crossing the NICs (verbs post + completion for RDMA; the socket stack
 // and its copies for TCP).
-bool protocol_defaults(const std::string& protocol, double* efficiency, double* overhead) {
+bool protocol_defaults(const std::string& protocol, ProtocolDefaults* out) {
+  double* efficiency = &out->efficiency;
+  double* overhead = &out->overhead;
+  out->connection_rate = 0;
   if (protocol == "roce") {
     // Calibrated on the Horovod paper's cluster (docs/simulator.md, "Calibration"):
     // 98 % frame efficiency x ~78 % for NCCL 2's protocol and host staging on PCIe servers
@@ -48,15 +51,21 @@ double ClusterSpec::gpu_slowdown(int r) const {
 }
 
 double NetworkSpec::effective_efficiency() const {
-  double e = 1, o = 0;
+  ProtocolDefaults d;
   if (efficiency >= 0) return efficiency;
-  return protocol_defaults(protocol, &e, &o) ? e : 1.0;
+  return protocol_defaults(protocol, &d) ? d.efficiency : 1.0;
 }
 
 double NetworkSpec::effective_overhead() const {
-  double e = 1, o = 0;
+  ProtocolDefaults d;
   if (message_overhead >= 0) return message_overhead;
-  return protocol_defaults(protocol, &e, &o) ? o : 0.0;
+  return protocol_defaults(protocol, &d) ? d.overhead : 0.0;
+}
+
+double NetworkSpec::effective_connection_rate() const {
+  ProtocolDefaults d;
+  if (connection_rate >= 0) return connection_rate;
+  return protocol_defaults(protocol, &d) ? d.connection_rate : 0.0;
 }
 
 bool parse_dragonfly(const std::string& text, std::vector<unsigned>* out) {

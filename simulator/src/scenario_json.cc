@@ -256,8 +256,8 @@ void read_intra(const json& j, const std::string& path, const std::string& gpu, 
 
 void read_network(const json& j, const std::string& path, NetworkSpec* o) {
   only_keys(j, path, {"topology", "bandwidth", "latency", "nic", "protocol", "efficiency",
-                      "message_overhead", "servers_per_switch", "oversubscription", "torus_dims",
-                      "dragonfly"});
+                      "message_overhead", "connection_rate", "servers_per_switch", "oversubscription",
+                      "torus_dims", "dragonfly"});
   o->topology = get_string(j, path, "topology", o->topology, {"star", "fat_tree", "torus", "dragonfly"});
   o->bandwidth = get_bandwidth(j, path, "bandwidth", o->bandwidth);
   o->latency = get_seconds(j, path, "latency", o->latency);
@@ -265,6 +265,7 @@ void read_network(const json& j, const std::string& path, NetworkSpec* o) {
   o->protocol = get_string(j, path, "protocol", o->protocol, {"roce", "infiniband", "tcp"});
   o->efficiency = get_number(j, path, "efficiency", -1, 0.01, 1.0);
   o->message_overhead = get_seconds(j, path, "message_overhead", -1);
+  o->connection_rate = get_bandwidth(j, path, "connection_rate", -1, true);
   o->servers_per_switch = get_int(j, path, "servers_per_switch", o->servers_per_switch, 1, 1 << 16);
   o->oversubscription = get_number(j, path, "oversubscription", o->oversubscription, 1.0, 1024.0);
   o->torus_dims = get_string(j, path, "torus_dims", o->torus_dims);

@@ -118,6 +118,13 @@ class SimFabric {
   size_t eager_limit = 12 << 10;
   /// Transport::timing_transfers() of every transport of this world (0: real bytes).
   int64_t timing_transfers = 0;
+  /// The ceiling of one connection between two servers, bytes/s (0: none): every
+  /// inter-server flow is capped at it (NetworkSpec::connection_rate).
+  double connection_rate = 0;
+  /// The rate cap of a flow from world rank a to b (0: none).
+  double flow_cap(int a, int b) const {
+    return connection_rate > 0 && node_of(a) != node_of(b) ? connection_rate : 0;
+  }
   /// The network model's latency and bandwidth factors (CM02: 1 and 1).
   double latency_factor = 1, bandwidth_factor = 1;
   /// Messages sent so far, per tag (index = tag, capped at 7).

@@ -99,6 +99,7 @@ const SimFabric::Route& SimFabric::route(int src, int dst) {
   r.latency = lat * latency_factor;
   r.bandwidth = std::numeric_limits<double>::infinity();
   for (const sg4::Link* l : links) r.bandwidth = std::min(r.bandwidth, l->get_bandwidth() * bandwidth_factor);
+  if (const double cap = flow_cap(src, dst); cap > 0) r.bandwidth = std::min(r.bandwidth, cap);
   return routes_[key] = r;
 }
 
@@ -174,15 +175,29 @@ class SimRequest final : public Request {
  public:
   /// `wire_bytes`: what the flow carries (size-dependent bandwidth factors). `path_s`: a
   /// train's last message arrives no earlier than this after the flow started.
+  /// `rate`: the flow's ceiling, bytes/s (0: none; see SimFabric::flow_cap).
   SimRequest(Channel* c, bool is_send, const void* src, void* dst, size_t bytes,
-             double wire_bytes = 0, DeviceClock* clock = nullptr, double path_s = 0)
+             double wire_bytes = 0, DeviceClock* clock = nullptr, double path_s = 0,
+             double rate = 0)
       : ch_(c), clock_(clock), path_(path_s) {
     m_.src = src;
     m_.dst = dst;
     m_.bytes = bytes;
     SimFabric::post(c, is_send, &m_);
-    comm_ = is_send ? c->mailbox->put_async(&g_dummy_payload, std::max(wire_bytes, double(bytes)))
-                    : c->mailbox->get_async<void>(&g_payload_sink);
+    // The cap goes on both sides: SimGrid keeps whichever side was posted first.
+    if (!is_send && rate > 0) {
+      comm_ = c->mailbox->get_init()->set_dst_data(&g_payload_sink, sizeof(void*));
+      comm_->set_rate(rate);
+      comm_->start();
+    } else if (!is_send) {
+      comm_ = c->mailbox->get_async<void>(&g_payload_sink);
+    } else if (rate > 0) {
+      comm_ = c->mailbox->put_init(&g_dummy_payload, static_cast<uint64_t>(std::max(wire_bytes, double(bytes))));
+      comm_->set_rate(rate);
+      comm_->start();
+    } else {
+      comm_ = c->mailbox->put_async(&g_dummy_payload, std::max(wire_bytes, double(bytes)));
+    }
   }
   ~SimRequest() override {
     if (done_) return;
@@ -268,7 +283,8 @@ class SimTransport final : public Transport {
   std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
     clock_->before_post();
     (void)f_->touch(me(), {{data, bytes}});
-    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, data, bytes);
+    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, data, bytes, 0,
+                                        nullptr, 0, f_->flow_cap(member(peer), me()));
   }
   int64_t timing_transfers() const override { return f_->timing_transfers; }
   double timing_hop(int from, int to, size_t bytes) override {
@@ -306,7 +322,8 @@ class SimTransport final : public Transport {
   // Posting a receive sends nothing: it need not wait for pending device work (a train's
   // receiver posts the next one as soon as the previous transfer is through).
   std::unique_ptr<Request> irecv_train(int peer, size_t bytes, double path_s, int tag) override {
-    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, bytes, 0, clock_, path_s);
+    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, bytes, 0, clock_,
+                                        path_s, f_->flow_cap(member(peer), me()));
   }
   // Gathered/scattered messages: phantom pieces (which the default would pack) make the
   // whole message phantom; real ones use the default packing.
@@ -333,7 +350,8 @@ class SimTransport final : public Transport {
     if (!phantom) return Transport::irecvv(peer, pieces, tag);
     clock_->before_post();
     (void)f_->touch(me(), pieces);
-    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, n);
+    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, n, 0, nullptr, 0,
+                                        f_->flow_cap(member(peer), me()));
   }
   std::unique_ptr<Transport> split(int color, int key) override {
     int new_group = 0;
@@ -349,7 +367,9 @@ class SimTransport final : public Transport {
                                      double hot) {
     const double wire = f_->wire_bytes(me(), member(peer), bytes, hot);
     Channel* c = channel(peer, tag, true);
-    if (bytes > f_->eager_limit) return std::make_unique<SimRequest>(c, true, data, nullptr, bytes, wire);
+    const double cap = f_->flow_cap(me(), member(peer));
+    if (bytes > f_->eager_limit)
+      return std::make_unique<SimRequest>(c, true, data, nullptr, bytes, wire, nullptr, 0, cap);
     auto m = std::make_unique<DataMatch>();
     m->src = data;
     m->bytes = bytes;
@@ -365,7 +385,9 @@ class SimTransport final : public Transport {
     }
     // Eager: complete from the start. The flow goes to SimGrid detached; the bytes went to
     // the receiver or, if it has not posted yet, into the buffer the channel now owns.
-    c->mailbox->put_init(&g_dummy_payload, static_cast<uint64_t>(std::max(wire, double(bytes))))->detach();
+    sg4::CommPtr eager = c->mailbox->put_init(&g_dummy_payload, static_cast<uint64_t>(std::max(wire, double(bytes))));
+    if (cap > 0) eager->set_rate(cap);
+    eager->detach();
     return completed_request();
   }
 

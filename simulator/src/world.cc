@@ -34,10 +34,14 @@ long mappings_left() {
 // uninitialised memory (only the pages an actor touches become resident) and protects
 // the page below, which splits the mapping: two mappings per actor, so guards are used
 // only while `actors` (about two per rank) fit well within vm.max_map_count.
-void configure_engine(sg4::Engine& e, const SimModelSpec& m, long actors) {
+void configure_engine(sg4::Engine& e, const SimModelSpec& m, long actors, bool capped_flows) {
   e.set_config("network/model:" + m.network_model);
   e.set_config(std::string("network/crosstraffic:") + (m.cross_traffic ? "1" : "0"));
-  e.set_config("network/TCP-gamma:0");  // no TCP window bound: RDMA, and TCP via efficiency
+  // No TCP window bound (RDMA; TCP is described by the protocol's parameters instead).
+  // CM02 caps a flow at min(its rate, gamma / 2 latency), and a cap of 0 means none: with
+  // gamma 0 a flow's own rate (Comm::set_rate, NetworkSpec::connection_rate) would be
+  // ignored, so scenarios with a per-connection ceiling set gamma out of reach instead.
+  e.set_config(capped_flows ? "network/TCP-gamma:1e30" : "network/TCP-gamma:0");
   e.set_config("contexts/stack-size:" + std::to_string(m.stack_kib));
   const bool guard = 2 * actors + 4096 < mappings_left();
   e.set_config(std::string("contexts/guard-size:") + (guard ? "1" : "0"));  // in pages
@@ -82,7 +86,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   Status s = check_world(o);
   if (!s.ok()) return s;
   auto engine = make_engine();
-  configure_engine(*engine, o.model, 2L * o.np);
+  configure_engine(*engine, o.model, 2L * o.np, o.cluster.network.effective_connection_rate() > 0);
   BuiltPlatform plat;
   s = build_platform(o.cluster, &plat);
   if (!s.ok()) return s;
@@ -95,6 +99,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   fabric->timing_transfers = o.with_data ? 0 : o.model.train_transfers;
   fabric->latency_factor = simgrid::config::get_value<double>("network/latency-factor");
   fabric->bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
+  fabric->connection_rate = o.cluster.network.effective_connection_rate();
   for (int k = 0; k < 2; ++k) {
     fabric->bandwidth_factors[k] = o.model.bandwidth_factors[k];
     fabric->bandwidth_factors_cold[k] = o.model.bandwidth_factors_cold[k];

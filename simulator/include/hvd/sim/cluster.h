@@ -27,6 +27,8 @@ struct NetworkSpec {
   std::string protocol = "roce";    ///< "roce", "infiniband" or "tcp": sets the two below
   double efficiency = -1;           ///< achievable fraction of the line rate (-1: protocol default)
   double message_overhead = -1;     ///< software cost per inter-node message, s (-1: default)
+  double connection_rate = -1;      ///< ceiling of one connection (one flow between two
+                                    ///< servers), bytes/s; 0: none (-1: protocol default)
   int servers_per_switch = 16;      ///< fat_tree: servers under one leaf switch
   double oversubscription = 1;      ///< fat_tree: leaf down-bandwidth / up-bandwidth
   std::string torus_dims;           ///< torus: "8x4x4" (product = nodes)
@@ -39,6 +41,8 @@ struct NetworkSpec {
   double effective_efficiency() const;
   /// The per-message overhead in effect.
   double effective_overhead() const;
+  /// The per-connection ceiling in effect, bytes/s (0: none).
+  double effective_connection_rate() const;
 };
 
 /// A what-if on one server's network path (or one GPU's link inside its server).
@@ -121,8 +125,13 @@ struct SimModelSpec {
 /// false if malformed.
 bool parse_dragonfly(const std::string& text, std::vector<unsigned>* out);
 
-/// Protocol defaults: {efficiency, per-message overhead} for "roce", "infiniband", "tcp";
-/// false if unknown.
-bool protocol_defaults(const std::string& protocol, double* efficiency, double* overhead);
+/// What a protocol sets unless the scenario says otherwise (docs/simulator.md, "Network model").
+struct ProtocolDefaults {
+  double efficiency = 1;       ///< achieved fraction of the line rate
+  double overhead = 0;         ///< software cost per inter-node message, s
+  double connection_rate = 0;  ///< ceiling of one connection, bytes/s (0: none)
+};
+/// The defaults of "roce", "infiniband" or "tcp"; false if unknown.
+bool protocol_defaults(const std::string& protocol, ProtocolDefaults* out);
 
 }  // namespace hvd::sim
