@@ -175,11 +175,15 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   wo.with_data = opts.with_data || pt.with_data;
   wo.config = pt.config;
   wo.config.timeline.clear();  // one shared writer per run instead
-  if (!wo.config.autotune_log.empty()) wo.config.autotune_log = autotune_log_name(wo.config.autotune_log, model, np, pt.label);
+  // The files of a run: its label, and with several seeds the seed it ran ("seed=1").
+  const std::string files = pt.seeds <= 1 ? pt.label
+                                          : pt.label + (pt.label.empty() ? "" : ",") + "seed=" +
+                                                std::to_string(pt.cluster.gpu_speed_seed);
+  if (!wo.config.autotune_log.empty()) wo.config.autotune_log = autotune_log_name(wo.config.autotune_log, model, np, files);
   std::unique_ptr<TimelineWriter> tl;
   if (!opts.timeline_dir.empty()) {
     Status s;
-    tl = TimelineWriter::open(opts.timeline_dir + "/" + timeline_name(model, np, pt.label), &s);
+    tl = TimelineWriter::open(opts.timeline_dir + "/" + timeline_name(model, np, files), &s);
     if (!s.ok()) return s;
     wo.timeline = tl.get();
   }

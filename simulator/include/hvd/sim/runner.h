@@ -68,7 +68,8 @@ Status run_sweep_jobs(const Scenario& sc, const RunOptions& opts, const std::vec
 void sweep_records(const std::vector<SweepJob>& jobs, const std::vector<std::string>& results,
                    std::vector<report::RunRecord>* records, std::vector<RunOutcome>* outcomes = nullptr);
 
-/// File name of a run's timeline: <model>_np<np>[_<label>].json.
+/// File name of a run's timeline: <model>_np<np>[_<label>].json (simulate_run adds
+/// "seed=<seed>" to the label when the point has several seeds).
 std::string timeline_name(const std::string& model, int np, const std::string& label);
 
 /// A run's autotune CSV: `path` with _<model>_np<np>[_<label>] before the extension.
