@@ -158,7 +158,7 @@ std::string format_table(const std::vector<RunRecord>& runs, const std::vector<R
   char line[512];
   std::snprintf(line, sizeof line, "%-12s %6s %-18s %12s", "model", "np", "label", "images/s");
   os << line;
-  if (seeds) os << " [min-max]            ";
+  if (seeds) os << " [min-max]      ";
   os << "      eff";
   if (seeds) os << " [min-max]    ";
   std::snprintf(line, sizeof line, " %10s %10s %10s %10s", "step_ms", "compute_ms", "exposed_ms", "negot_ms");
@@ -168,8 +168,8 @@ std::string format_table(const std::vector<RunRecord>& runs, const std::vector<R
                   r.label.empty() ? "-" : r.label.c_str(), r.images_per_sec);
     os << line;
     if (seeds) {
-      std::snprintf(line, sizeof line, "[%.1f-%.1f]", r.images_per_sec_lo, r.images_per_sec_hi);
-      os << " " << std::left << std::setw(21) << (r.seeds > 1 ? line : "-");
+      std::snprintf(line, sizeof line, "[%.0f-%.0f]", r.images_per_sec_lo, r.images_per_sec_hi);
+      os << " " << std::left << std::setw(15) << (r.seeds > 1 ? line : "-");
     }
     std::snprintf(line, sizeof line, " %7.1f%%", 100.0 * r.scaling_efficiency);
     os << line;

@@ -203,6 +203,10 @@ QChart* MakeEfficiencyChart(const Report& report) {
     Attach(chart, band, x, y);
     for (QLegendMarker* marker : chart->legend()->markers(band)) marker->setVisible(false);
   }
+  for (int np : reference_np) {  // the ideal line under the published points too
+    low_np = std::min(low_np, np);
+    high_np = std::max(high_np, np);
+  }
   auto* ideal = DashedSeries(QObject::tr("ideal"), QColor(0x70, 0x70, 0x70));
   ideal->append(low_np, 100);
   ideal->append(high_np, 100);

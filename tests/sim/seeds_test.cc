@@ -214,8 +214,11 @@ TEST_F(SeedsCommand, ThreeSeedsAreTheMeanAndRangeOfTheThreeDrawsAndDeterministic
       << csv;
   const std::string table = slurp(dir_ / "k3.txt");
   char band[64];
-  std::snprintf(band, sizeof band, "[%.1f-%.1f]", j["runs"][1]["images_per_sec_lo"].get<double>(),
+  std::snprintf(band, sizeof band, "[%.0f-%.0f]", j["runs"][1]["images_per_sec_lo"].get<double>(),
                 j["runs"][1]["images_per_sec_hi"].get<double>());
+  EXPECT_NE(table.find(band), std::string::npos) << band << "\n" << table;
+  std::snprintf(band, sizeof band, "%% [%.1f-%.1f]", 100 * j["runs"][1]["scaling_efficiency_lo"].get<double>(),
+                100 * j["runs"][1]["scaling_efficiency_hi"].get<double>());
   EXPECT_NE(table.find(band), std::string::npos) << band << "\n" << table;
   EXPECT_NE(table.find("images/s [min-max]"), std::string::npos) << table;
 }
