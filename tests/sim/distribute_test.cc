@@ -155,8 +155,11 @@ TEST_F(Distribute, MergeRefusesMissingRepeatedAndForeignShards) {
 }
 
 // hvdsim --seeds 3 with GPU-speed variation: 3 simulations per (model, np), folded into
-// one record with a band; spread or sharded, still the single run's report.
-const std::string kSeeds = " --seeds 3 --set cluster.gpu_speed_cv=0.05";
+// one record with a band, and a published point; spread or sharded, still the single run's
+// report.
+const std::string kSeeds =
+    " --seeds 3 --set cluster.gpu_speed_cv=0.05"
+    R"( --set 'reference=[{"model": "resnet50", "np": 4, "scaling_efficiency": 0.9, "source": "a test"}]')";
 
 TEST_F(Distribute, SeedsShardedAndMergedAreTheSingleRunByteForByte) {
   const Ran one = run(hvdsim() + " " + kSweep + kSeeds + " --report " + path("seeds.json") + " > " + path("seeds.txt"));
@@ -164,6 +167,8 @@ TEST_F(Distribute, SeedsShardedAndMergedAreTheSingleRunByteForByte) {
   const std::string report = slurp(dir_ / "seeds.json");
   EXPECT_NE(report.find("\"seeds\": 3"), std::string::npos) << report;
   EXPECT_NE(report.find("\"scaling_efficiency_lo\""), std::string::npos) << report;
+  EXPECT_NE(report.find("\"source\": \"a test\""), std::string::npos) << report;
+  EXPECT_NE(slurp(dir_ / "seeds.txt").find("published  90.0% ("), std::string::npos) << slurp(dir_ / "seeds.txt");
   for (int i = 0; i < 3; ++i) {
     const Ran r = run(hvdsim() + " " + kSweep + kSeeds + " --shard " + std::to_string(i) + "/3 --report " +
                       path("sp" + std::to_string(i) + ".json"));

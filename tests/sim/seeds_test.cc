@@ -230,6 +230,11 @@ TEST_F(SeedsCommand, SeedsOptionIsCheckedAndTimelinesAreOnePerSeed) {
     EXPECT_EQ(err.rfind("hvdsim: --seeds: ", 0), 0u) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   }
+  std::string err;
+  EXPECT_EQ(run_hvdsim((dir_ / "tiny.json").string() + " --seeds 2 --collective allreduce", &err), 2);
+  EXPECT_EQ(err, "hvdsim: --seeds: not with --collective (a collective sweep has no GPU speeds to draw)\n");
+  EXPECT_EQ(run_hvdsim("--merge " + (dir_ / "x.json").string() + " --seeds 2", &err), 2);
+  EXPECT_EQ(err, "hvdsim: --merge takes partial reports only (no scenario, no --shard, no --seeds)\n");
   run("tl", "--seeds 2 --set 'sweep.np=[8]' --timeline-dir " + (dir_ / "tl").string());
   EXPECT_TRUE(fs::exists(dir_ / "tl" / "resnet50_np8_seed=0.json"));
   EXPECT_TRUE(fs::exists(dir_ / "tl" / "resnet50_np8_seed=1.json"));
