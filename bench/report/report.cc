@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iomanip>
 #include <fstream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 

@@ -565,7 +565,7 @@ Status merge_shards(const std::vector<std::string>& paths, MergedSweep* out) {
     }
     if (a.doc.contains("reference")) {
       try {
-        out->scenario.reference = read_reference(a.doc["reference"]);
+        out->scenario.reference = read_reference(a.doc["reference"], /*named=*/true);
       } catch (const ScenarioError& e) {
         throw MergeError(a.file + ": " + e.what());
       }

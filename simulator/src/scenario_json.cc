@@ -575,7 +575,7 @@ void read_np(const json& doc, ScenarioPoint* o) {
 
 }  // namespace
 
-std::vector<report::Reference> read_reference(const json& v) {
+std::vector<report::Reference> read_reference(const json& v, bool named) {
   constexpr size_t kMaxReference = 1024;
   if (!v.is_array() || v.size() > kMaxReference)
     fail("reference", v, "an array of at most 1024 {\"model\", \"np\", \"scaling_efficiency\", \"source\"} objects");
@@ -589,10 +589,12 @@ std::vector<report::Reference> read_reference(const json& v) {
         throw ScenarioError(join(p, key), "missing; expected model, np, scaling_efficiency (a fraction: 0.9 for 90 %) "
                                           "and source");
     report::Reference r;
-    const std::string name = get_string(e, p, "model", "");
-    auto t = workloads::find_model(name);
-    if (!t) fail(join(p, "model"), e["model"], known_model(t.error()));
-    r.model = t->name;  // as the report's records name it
+    r.model = get_string(e, p, "model", "");
+    if (!named) {
+      auto t = workloads::find_model(r.model);
+      if (!t) fail(join(p, "model"), e["model"], known_model(t.error()));
+      r.model = t->name;  // as the report's records name it
+    }
     r.np = get_int(e, p, "np", 0, 1, 1 << 20);
     const json& eff = e["scaling_efficiency"];
     if (!eff.is_number() || !(eff.get<double>() > 0) || !(eff.get<double>() <= 1.5))

@@ -54,7 +54,9 @@ inline constexpr int kMaxSeeds = 1000;
 
 /// The scenario's "reference" array (published efficiencies), models named as the report's
 /// records name them. Throws ScenarioError naming the entry ("reference[2].np: ...").
-std::vector<report::Reference> read_reference(const nlohmann::json& v);
+/// `named`: the models are already the records' names (a shard's copy, for --merge: a
+/// trace file's model is named by its content, not found again by that name).
+std::vector<report::Reference> read_reference(const nlohmann::json& v, bool named = false);
 
 /// Reads one resolved document (overrides and one sweep point applied) into `out`.
 /// Throws ScenarioError.

@@ -190,6 +190,25 @@ TEST_F(Distribute, SeedsShardedAndMergedAreTheSingleRunByteForByte) {
                             " are shards of different sweeps", 0), 0u) << mixed.out;
 }
 
+// A published point of a model given as a trace file: the shards carry it under the name
+// the records have (the trace's own, "tiny-mlp"), and --merge takes it as it is.
+TEST_F(Distribute, MergeKeepsThePublishedPointOfATraceFileModel) {
+  const std::string trace = std::string(HVD_SOURCE_DIR) + "/bench/workloads/examples/tiny_mlp.json";
+  const std::string args = " " + std::string(HVD_SOURCE_DIR) + "/scenarios/localhost.json --set 'sweep.np=[1,2]' -q" +
+                           " --set workload.model=" + trace + " --set 'reference=[{\"model\": \"" + trace +
+                           "\", \"np\": 2, \"scaling_efficiency\": 0.9, \"source\": \"a test\"}]'";
+  ASSERT_EQ(run(hvdsim() + args + " --report " + path("t.json") + " > " + path("t.txt")).code, 0);
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(run(hvdsim() + args + " --shard " + std::to_string(i) + "/2 --report " + path("tp" + std::to_string(i) + ".json")).code, 0);
+  const Ran m = run(hvdsim() + " --merge " + path("tp0.json") + " " + path("tp1.json") + " --report " +
+                    path("tm.json") + " > " + path("tm.txt"));
+  ASSERT_EQ(m.code, 0) << m.out;
+  EXPECT_NE(slurp(dir_ / "t.json").find("\"model\": \"tiny-mlp\""), std::string::npos);
+  EXPECT_NE(slurp(dir_ / "t.txt").find("published  90.0%"), std::string::npos) << slurp(dir_ / "t.txt");
+  EXPECT_EQ(slurp(dir_ / "tm.json"), slurp(dir_ / "t.json"));
+  EXPECT_EQ(slurp(dir_ / "tm.txt"), slurp(dir_ / "t.txt"));
+}
+
 // --- labels sim and mpi: mpirun -np 2 and 3 on this machine (2 cores: oversubscribed) ----
 
 namespace {
