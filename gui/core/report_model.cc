@@ -13,6 +13,9 @@ namespace {
 const char* const kCsvHeader =
     "model,np,batch_size,gpu,label,images_per_sec,images_per_sec_ci95,images_per_sec_single,"
     "scaling_efficiency,step_time_s,compute_s,exposed_comm_s,negotiation_s,steps";
+// hvdsim --seeds K: five more columns.
+const char* const kCsvSeedColumns =
+    ",seeds,images_per_sec_lo,images_per_sec_hi,scaling_efficiency_lo,scaling_efficiency_hi";
 
 struct FieldError {
   std::string message;
@@ -69,7 +72,25 @@ ReportRun RunFromJson(const nlohmann::json& json, const std::string& path) {
   ReadField(json, path, "exposed_comm_s", &run.exposed_comm_s, false);
   ReadField(json, path, "negotiation_s", &run.negotiation_s, false);
   ReadField(json, path, "steps", &run.steps, false);
+  ReadField(json, path, "seeds", &run.seeds, false);
+  ReadField(json, path, "images_per_sec_lo", &run.images_per_sec_lo, false);
+  ReadField(json, path, "images_per_sec_hi", &run.images_per_sec_hi, false);
+  ReadField(json, path, "scaling_efficiency_lo", &run.scaling_efficiency_lo, false);
+  ReadField(json, path, "scaling_efficiency_hi", &run.scaling_efficiency_hi, false);
   return run;
+}
+
+ReportReference ReferenceFromJson(const nlohmann::json& json, const std::string& path) {
+  if (!json.is_object()) throw FieldError{path + ": expected an object"};
+  ReportReference ref;
+  ReadField(json, path, "model", &ref.model, true);
+  ReadField(json, path, "np", &ref.np, true);
+  ReadField(json, path, "scaling_efficiency", &ref.scaling_efficiency, true);
+  ReadField(json, path, "source", &ref.source, false);
+  if (!std::isfinite(ref.scaling_efficiency)) {
+    throw FieldError{path + ".scaling_efficiency: expected a finite number"};
+  }
+  return ref;
 }
 
 std::optional<Report> ReportFromJson(const std::string& text, std::string* error) {
@@ -95,6 +116,13 @@ std::optional<Report> ReportFromJson(const std::string& text, std::string* error
     const auto& runs = json["runs"];
     for (size_t i = 0; i < runs.size(); ++i) {
       report.runs.push_back(RunFromJson(runs[i], "runs[" + std::to_string(i) + "]"));
+    }
+    if (json.contains("reference") && !json["reference"].is_null()) {
+      const auto& refs = json["reference"];
+      if (!refs.is_array()) throw FieldError{"reference: expected an array"};
+      for (size_t i = 0; i < refs.size(); ++i) {
+        report.reference.push_back(ReferenceFromJson(refs[i], "reference[" + std::to_string(i) + "]"));
+      }
     }
   } catch (const FieldError& e) {
     *error = e.message;
@@ -158,18 +186,21 @@ std::optional<Report> ReportFromCsv(const std::string& text, std::string* error)
   std::string line;
   std::getline(in, line);
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line != kCsvHeader) {
-    *error = "not a report CSV: the first line must be the header " + std::string(kCsvHeader);
+  const bool seeds = line == std::string(kCsvHeader) + kCsvSeedColumns;
+  if (line != kCsvHeader && !seeds) {
+    *error = "not a report CSV: the first line must be the header " + std::string(kCsvHeader) +
+             " (and, from hvdsim --seeds, " + kCsvSeedColumns + ")";
     return std::nullopt;
   }
+  const size_t columns = seeds ? 19 : 14;
   Report report;
   report.tool = "csv";
   for (int number = 2; std::getline(in, line); ++number) {
     if (line.empty() || line == "\r") continue;
     const std::vector<std::string> f = SplitCsvLine(line);
-    if (f.size() != 14) {
-      *error = "line " + std::to_string(number) + ": expected 14 fields, found " +
-               std::to_string(f.size());
+    if (f.size() != columns) {
+      *error = "line " + std::to_string(number) + ": expected " + std::to_string(columns) +
+               " fields, found " + std::to_string(f.size());
       return std::nullopt;
     }
     try {
@@ -188,6 +219,13 @@ std::optional<Report> ReportFromCsv(const std::string& text, std::string* error)
                     CsvDouble(f[11], at, "exposed_comm_s"),
                     CsvDouble(f[12], at, "negotiation_s"),
                     CsvInt(f[13], at, "steps")};
+      if (seeds) {
+        run.seeds = CsvInt(f[14], at, "seeds");
+        run.images_per_sec_lo = CsvDouble(f[15], at, "images_per_sec_lo");
+        run.images_per_sec_hi = CsvDouble(f[16], at, "images_per_sec_hi");
+        run.scaling_efficiency_lo = CsvDouble(f[17], at, "scaling_efficiency_lo");
+        run.scaling_efficiency_hi = CsvDouble(f[18], at, "scaling_efficiency_hi");
+      }
       report.runs.push_back(run);
     } catch (const FieldError& e) {
       *error = e.message;

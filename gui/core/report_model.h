@@ -23,8 +23,24 @@ struct ReportRun {
   double exposed_comm_s = 0;
   double negotiation_s = 0;
   int steps = 0;
+  // hvdsim --seeds K (K > 1): the figures above are means over K draws, these their range.
+  int seeds = 1;
+  double images_per_sec_lo = 0;
+  double images_per_sec_hi = 0;
+  double scaling_efficiency_lo = 0;
+  double scaling_efficiency_hi = 0;
+  // The run carries a min-max band (efficiency), drawn around its line.
+  bool HasBand() const { return seeds > 1 && scaling_efficiency_hi >= scaling_efficiency_lo; }
   // "model" or "model (label)": the series a run belongs to in charts.
   std::string SeriesName() const { return label.empty() ? model : model + " (" + label + ")"; }
+};
+
+// A published scaling efficiency the report compares with (hvdsim's scenario "reference").
+struct ReportReference {
+  std::string model;
+  int np = 0;
+  double scaling_efficiency = 0;  // a fraction, as ReportRun::scaling_efficiency
+  std::string source;
 };
 
 struct Report {
@@ -32,6 +48,7 @@ struct Report {
   std::string version;
   std::string source;
   std::vector<ReportRun> runs;
+  std::vector<ReportReference> reference;
 };
 
 // Reads a report file (JSON, or CSV with the header of docs/formats.md). On failure returns

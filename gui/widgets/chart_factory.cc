@@ -1,12 +1,15 @@
 #include "widgets/chart_factory.h"
 
+#include <QAreaSeries>
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
 #include <QHorizontalStackedBarSeries>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QPen>
+#include <QScatterSeries>
 #include <QStackedBarSeries>
 #include <QValueAxis>
 #include <algorithm>
@@ -36,12 +39,17 @@ QChart* NewChart(const QString& title) {
   return chart;
 }
 
-// np on a log2 axis when it spans more than a factor 8, else linear.
-QAbstractAxis* MakeNpAxis(const Report& report) {
+// np on a log2 axis when it spans more than a factor 8, else linear; `extra`: more np to
+// include (published points).
+QAbstractAxis* MakeNpAxis(const Report& report, const std::vector<int>& extra = {}) {
   int low = 1 << 30, high = 1;
   for (const ReportRun& run : report.runs) {
     low = std::min(low, std::max(1, run.np));
     high = std::max(high, run.np);
+  }
+  for (int np : extra) {
+    low = std::min(low, std::max(1, np));
+    high = std::max(high, np);
   }
   if (high >= 8 * low) {
     auto* axis = new QLogValueAxis;
@@ -127,9 +135,30 @@ QChart* MakeThroughputChart(const Report& report) {
   return chart;
 }
 
+// The published points to draw: those of models the report has runs of.
+std::vector<const ReportReference*> DrawnReferences(const Report& report) {
+  std::vector<const ReportReference*> drawn;
+  for (const ReportReference& ref : report.reference) {
+    const bool has_model = std::any_of(report.runs.begin(), report.runs.end(),
+                                       [&](const ReportRun& run) { return run.model == ref.model; });
+    if (has_model && ref.np > 0) drawn.push_back(&ref);
+  }
+  return drawn;
+}
+
 QChart* MakeEfficiencyChart(const Report& report) {
-  QChart* chart = NewChart(QObject::tr("Scaling efficiency (% of ideal)"));
-  QAbstractAxis* x = MakeNpAxis(report);
+  const SeriesRuns groups = GroupBySeries(report);
+  const std::vector<const ReportReference*> references = DrawnReferences(report);
+  int seeds = 0;  // hvdsim --seeds K: the runs' K (the largest), 0 without bands
+  for (const ReportRun& run : report.runs) {
+    if (run.HasBand()) seeds = std::max(seeds, run.seeds);
+  }
+  QChart* chart = NewChart(
+      seeds > 0 ? QObject::tr("Scaling efficiency (% of ideal; bands: min-max over %1 seeds)").arg(seeds)
+                : QObject::tr("Scaling efficiency (% of ideal)"));
+  std::vector<int> reference_np;
+  for (const ReportReference* ref : references) reference_np.push_back(ref->np);
+  QAbstractAxis* x = MakeNpAxis(report, reference_np);
   auto* y = new QValueAxis;
   y->setTitleText(QObject::tr("% of ideal"));
   y->setLabelFormat("%d");
@@ -137,7 +166,8 @@ QChart* MakeEfficiencyChart(const Report& report) {
   chart->addAxis(y, Qt::AlignLeft);
   double top = 100;
   int low_np = 1 << 30, high_np = 1;
-  for (const auto& [name, runs] : GroupBySeries(report)) {
+  std::map<std::string, QColor> model_color;  // the first series of each model
+  for (const auto& [name, runs] : groups) {
     auto* series = new QLineSeries;
     series->setName(QString::fromStdString(name));
     series->setPointsVisible(true);
@@ -148,11 +178,55 @@ QChart* MakeEfficiencyChart(const Report& report) {
       high_np = std::max(high_np, run->np);
     }
     Attach(chart, series, x, y);
+    model_color.emplace(runs.front()->model, series->color());
+    // The min-max band of the runs that have one, in the line's colour, see-through; no
+    // legend entry of its own (the title says what bands are).
+    auto* upper = new QLineSeries;
+    auto* lower = new QLineSeries;
+    for (const ReportRun* run : runs) {
+      if (!run->HasBand()) continue;
+      upper->append(run->np, run->scaling_efficiency_hi * 100);
+      lower->append(run->np, run->scaling_efficiency_lo * 100);
+      top = std::max(top, run->scaling_efficiency_hi * 100);
+    }
+    if (upper->count() == 0) {
+      delete upper;
+      delete lower;
+      continue;
+    }
+    auto* band = new QAreaSeries(upper, lower);
+    band->setName(QString::fromStdString(name) + QObject::tr(" min-max"));
+    QColor fill = series->color();
+    fill.setAlpha(60);
+    band->setBrush(fill);
+    band->setPen(QPen(fill, 1));
+    Attach(chart, band, x, y);
+    for (QLegendMarker* marker : chart->legend()->markers(band)) marker->setVisible(false);
+  }
+  for (int np : reference_np) {  // the ideal line under the published points too
+    low_np = std::min(low_np, np);
+    high_np = std::max(high_np, np);
   }
   auto* ideal = DashedSeries(QObject::tr("ideal"), QColor(0x70, 0x70, 0x70));
   ideal->append(low_np, 100);
   ideal->append(high_np, 100);
   Attach(chart, ideal, x, y);
+  // Published points: one marker series per model, in the model's colour, with a legend entry.
+  std::map<std::string, QScatterSeries*> published;
+  for (const ReportReference* ref : references) {
+    QScatterSeries*& markers = published[ref->model];
+    if (!markers) {
+      markers = new QScatterSeries;
+      markers->setName(QObject::tr("published %1").arg(QString::fromStdString(ref->model)));
+      markers->setMarkerShape(QScatterSeries::MarkerShapeStar);
+      markers->setMarkerSize(14);
+      markers->setColor(model_color.count(ref->model) ? model_color[ref->model] : QColor(Qt::black));
+      markers->setBorderColor(QColor(Qt::black));
+    }
+    markers->append(ref->np, ref->scaling_efficiency * 100);
+    top = std::max(top, ref->scaling_efficiency * 100);
+  }
+  for (const auto& [model, markers] : published) Attach(chart, markers, x, y);
   y->setRange(0, std::ceil((top + 5) / 20) * 20);
   y->setTickCount(static_cast<int>(std::ceil((top + 5) / 20)) + 1);
   return chart;

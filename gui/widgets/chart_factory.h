@@ -11,7 +11,9 @@ namespace hvdview {
 
 // Images/s against np, one series per model/label, dashed ideal-scaling lines.
 QChart* MakeThroughputChart(const Report& report);
-// Scaling efficiency (%) against np, one series per model/label, ideal = 100 %.
+// Scaling efficiency (%) against np, one series per model/label, ideal = 100 %; a min-max
+// band (QAreaSeries "<series> min-max") around the runs of hvdsim --seeds K, and the
+// report's published points (QScatterSeries "published <model>", legend entry each).
 QChart* MakeEfficiencyChart(const Report& report);
 // Stacked horizontal bars, one row per run ("resnet101, np 64"): compute, exposed
 // communication (without negotiation), negotiation, other. Wants a tall place: ~18 px a run.

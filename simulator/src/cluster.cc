@@ -44,8 +44,12 @@ double ClusterSpec::gpu_slowdown(int r) const {
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
   };
-  const double u1 = (static_cast<double>(mix(2 * static_cast<uint64_t>(r)) >> 11) + 0.5) / 9007199254740992.0;
-  const double u2 = (static_cast<double>(mix(2 * static_cast<uint64_t>(r) + 1) >> 11) + 0.5) / 9007199254740992.0;
+  // The seed picks another stream: the index is XORed with a mask drawn from the seed
+  // (none at seed 0, so seed 0 is the stream hvdsim always had).
+  const uint64_t mask = gpu_speed_seed == 0 ? 0 : mix(0x5eed5eed5eed5eedULL ^ static_cast<uint64_t>(gpu_speed_seed));
+  const uint64_t key = 2 * static_cast<uint64_t>(r);
+  const double u1 = (static_cast<double>(mix(key ^ mask) >> 11) + 0.5) / 9007199254740992.0;
+  const double u2 = (static_cast<double>(mix((key + 1) ^ mask) >> 11) + 0.5) / 9007199254740992.0;
   const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   return what_if * std::max(0.05, 1.0 + gpu_speed_cv * std::clamp(z, -3.5, 3.5));
 }

@@ -117,7 +117,9 @@ void bcast_string(std::string* s, int root) {
 }
 #endif
 
-std::string job_name(const SweepJob& j) { return j.model + " np=" + std::to_string(j.np); }
+std::string job_name(const SweepJob& j) {
+  return j.model + " np=" + std::to_string(j.np) + (j.seed ? " seed +" + std::to_string(j.seed) : "");
+}
 
 }  // namespace
 
@@ -173,7 +175,8 @@ std::string sweep_digest(const std::string& scenario_path, const std::vector<std
   for (const std::string& o : overrides) mix(o);
   mix(with_data ? "with_data" : "");
   for (const SweepJob& j : jobs)
-    mix(std::to_string(j.point) + "/" + j.model + "/" + std::to_string(j.np) + (j.reported ? "" : "/base"));
+    mix(std::to_string(j.point) + "/" + j.model + "/" + std::to_string(j.np) + (j.reported ? "" : "/base") +
+        (j.seed ? "/seed" + std::to_string(j.seed) : ""));
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
@@ -367,11 +370,15 @@ Status Spread::write_shard(const std::string& path, const std::string& scenario_
   json points = json::array();
   for (const ScenarioPoint& pt : sc_->points) points.push_back({{"label", pt.label}, {"what_if", pt.what_if}});
   j["points"] = points;
+  for (const report::Reference& r : sc_->reference)  // the published points, for the merged report
+    j["reference"].push_back({{"model", r.model}, {"np", r.np}, {"scaling_efficiency", r.scaling_efficiency},
+                              {"source", r.source}});
   json runs = json::array();
   for (size_t k : shard_jobs_) {
     const SweepJob& job = jobs_[k];
     runs.push_back({{"job", k}, {"point", job.point}, {"model", job.model}, {"np", job.np},
                     {"reported", job.reported}, {"outcome", json::parse(results_[k])}});
+    if (job.seed) runs.back()["seed"] = job.seed;  // hvdsim --seeds K: which draw
   }
   j["runs"] = runs;
   std::ofstream f(path);
@@ -527,6 +534,13 @@ Status merge_shards(const std::vector<std::string>& paths, MergedSweep* out) {
         if (np < 1 || np > 1000000) throw MergeError(s->file + ": " + at + ".np: " + std::to_string(np) + " is not a rank count");
         job.np = static_cast<int>(np);
         job.reported = field(runs[k], "reported", json::value_t::boolean, s->file, at).get<bool>();
+        if (runs[k].contains("seed")) {
+          const auto seed = field(runs[k], "seed", json::value_t::number_unsigned, s->file, at).get<uint64_t>();
+          if (seed >= static_cast<uint64_t>(kMaxSeeds))
+            throw MergeError(s->file + ": " + at + ".seed: " + std::to_string(seed) + " is not below " +
+                             std::to_string(kMaxSeeds));
+          job.seed = static_cast<int>(seed);
+        }
         const json& outcome = field(runs[k], "outcome", json::value_t::object, s->file, at);
         if (job.point >= npoints) throw MergeError(s->file + ": " + at + ".point: " + std::to_string(job.point) + " is not below the number of points (" + std::to_string(npoints) + ")");
         if (!from[j].empty())
@@ -548,6 +562,13 @@ Status merge_shards(const std::vector<std::string>& paths, MergedSweep* out) {
       if (p.is_object() && p.value("label", json()).is_string()) pt.label = p["label"];
       if (p.is_object() && p.value("what_if", json()).is_string()) pt.what_if = p["what_if"];
       out->scenario.points.push_back(pt);
+    }
+    if (a.doc.contains("reference")) {
+      try {
+        out->scenario.reference = read_reference(a.doc["reference"], /*named=*/true);
+      } catch (const ScenarioError& e) {
+        throw MergeError(a.file + ": " + e.what());
+      }
     }
     try {
       sweep_records(jobs, results, &out->records);

@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "hvd/replay/training_step.h"
 #include "hvd/sim/isolate.h"
@@ -85,6 +86,14 @@ RunOutcome from_json(const json& j) {
   o.simulated_s = j["simulated_s"];
   o.peak_rss_kib = j["peak_rss_kib"];
   return o;
+}
+
+// "resnet101 np=8", and " seed=3" (the GPU-speed seed it ran) when the point has several.
+std::string job_name(const Scenario& sc, const SweepJob& k) {
+  std::string n = k.model + " np=" + std::to_string(k.np);
+  const ScenarioPoint& pt = sc.points[k.point];
+  if (pt.seeds > 1) n += " seed=" + std::to_string(pt.cluster.gpu_speed_seed + k.seed);
+  return n;
 }
 
 // Job-wide figures from every rank's replay.
@@ -166,11 +175,15 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   wo.with_data = opts.with_data || pt.with_data;
   wo.config = pt.config;
   wo.config.timeline.clear();  // one shared writer per run instead
-  if (!wo.config.autotune_log.empty()) wo.config.autotune_log = autotune_log_name(wo.config.autotune_log, model, np, pt.label);
+  // The files of a run: its label, and with several seeds the seed it ran ("seed=1").
+  const std::string files = pt.seeds <= 1 ? pt.label
+                                          : pt.label + (pt.label.empty() ? "" : ",") + "seed=" +
+                                                std::to_string(pt.cluster.gpu_speed_seed);
+  if (!wo.config.autotune_log.empty()) wo.config.autotune_log = autotune_log_name(wo.config.autotune_log, model, np, files);
   std::unique_ptr<TimelineWriter> tl;
   if (!opts.timeline_dir.empty()) {
     Status s;
-    tl = TimelineWriter::open(opts.timeline_dir + "/" + timeline_name(model, np, pt.label), &s);
+    tl = TimelineWriter::open(opts.timeline_dir + "/" + timeline_name(model, np, files), &s);
     if (!s.ok()) return s;
     wo.timeline = tl.get();
   }
@@ -228,8 +241,9 @@ std::vector<SweepJob> sweep_jobs(const Scenario& sc) {
     for (const std::string& m : pt.workload.models) {
       bool has_single = false;
       for (int n : pt.np) has_single = has_single || n == 1;
-      if (!has_single) keys.push_back({p, m, 1, false});
-      for (int n : pt.np) keys.push_back({p, m, n, true});
+      for (int s = 0; !has_single && s < pt.seeds; ++s) keys.push_back({p, m, 1, false, s});
+      for (int n : pt.np)
+        for (int s = 0; s < pt.seeds; ++s) keys.push_back({p, m, n, true, s});
     }
   }
   return keys;
@@ -243,7 +257,14 @@ Status run_sweep_jobs(const Scenario& sc, const RunOptions& opts, const std::vec
     const SweepJob k = keys[w];
     jobs.push_back([&sc, &opts, k](std::string* result) {
       RunOutcome o;
-      Status s = simulate_run(sc.points[k.point], k.model, k.np, opts, &o);
+      Status s;
+      if (k.seed == 0) {
+        s = simulate_run(sc.points[k.point], k.model, k.np, opts, &o);
+      } else {  // another draw of the random parameters
+        ScenarioPoint pt = sc.points[k.point];
+        pt.cluster.gpu_speed_seed += k.seed;
+        s = simulate_run(pt, k.model, k.np, opts, &o);
+      }
       if (s.ok()) *result = to_json(o).dump();
       return s;
     });
@@ -256,7 +277,7 @@ Status run_sweep_jobs(const Scenario& sc, const RunOptions& opts, const std::vec
     if (!opts.progress) return;
     const SweepJob& k = keys[which[i]];
     std::ostringstream os;
-    os << "[" << finished << "/" << jobs.size() << "] " << k.model << " np=" << k.np;
+    os << "[" << finished << "/" << jobs.size() << "] " << job_name(sc, k);
     if (!sc.points[k.point].label.empty()) os << " " << sc.points[k.point].label;
     if (!mine[i].empty()) {
       json j = json::parse(mine[i], nullptr, false);
@@ -273,30 +294,83 @@ Status run_sweep_jobs(const Scenario& sc, const RunOptions& opts, const std::vec
   for (size_t i = 0; i < st.size(); ++i)
     if (!st[i].ok()) {
       if (failed) *failed = which[i];
-      const SweepJob& k = keys[which[i]];
-      return Status(st[i].code(), k.model + " np=" + std::to_string(k.np) + ": " + st[i].message());
+      return Status(st[i].code(), job_name(sc, keys[which[i]]) + ": " + st[i].message());
     }
   return Status::OK();
 }
+
+namespace {
+
+// The record of one (point, model, np) from its K > 1 seeds' records: the mean of every
+// figure, the [min, max] of images/s and efficiency; knobs and call counts from seed 0.
+report::RunRecord fold_seeds(const std::vector<const report::RunRecord*>& seeds) {
+  report::RunRecord r = *seeds.front();
+  const double k = static_cast<double>(seeds.size());
+  r.seeds = static_cast<int>(seeds.size());
+  r.images_per_sec_lo = r.images_per_sec_hi = r.images_per_sec;
+  r.scaling_efficiency_lo = r.scaling_efficiency_hi = r.scaling_efficiency;
+  double sum[8] = {};
+  for (const report::RunRecord* s : seeds) {
+    const double v[8] = {s->images_per_sec, s->images_per_sec_ci95, s->images_per_sec_single, s->scaling_efficiency,
+                         s->step_time_s, s->compute_s, s->exposed_comm_s, s->negotiation_s};
+    for (int i = 0; i < 8; ++i) sum[i] += v[i];
+    r.images_per_sec_lo = std::min(r.images_per_sec_lo, s->images_per_sec);
+    r.images_per_sec_hi = std::max(r.images_per_sec_hi, s->images_per_sec);
+    r.scaling_efficiency_lo = std::min(r.scaling_efficiency_lo, s->scaling_efficiency);
+    r.scaling_efficiency_hi = std::max(r.scaling_efficiency_hi, s->scaling_efficiency);
+  }
+  double* out[8] = {&r.images_per_sec, &r.images_per_sec_ci95, &r.images_per_sec_single, &r.scaling_efficiency,
+                    &r.step_time_s, &r.compute_s, &r.exposed_comm_s, &r.negotiation_s};
+  for (int i = 0; i < 8; ++i) *out[i] = sum[i] / k;
+  for (size_t c = 0; c < r.collectives.size(); ++c) {
+    double t = 0;
+    for (const report::RunRecord* s : seeds)
+      t += c < s->collectives.size() ? s->collectives[c].time_s : r.collectives[c].time_s;
+    r.collectives[c].time_s = t / k;
+    report::fill_bandwidth(&r.collectives[c], r.np);
+  }
+  return r;
+}
+
+}  // namespace
 
 void sweep_records(const std::vector<SweepJob>& keys, const std::vector<std::string>& results,
                    std::vector<report::RunRecord>* records, std::vector<RunOutcome>* outcomes) {
   std::vector<RunOutcome> all;
   for (const std::string& r : results) all.push_back(from_json(json::parse(r)));
-  // Scaling efficiency against the np=1 run of the same point and model.
-  std::map<std::pair<size_t, std::string>, double> single;
+  // Scaling efficiency against the np=1 run of the same point, model and seed.
+  std::map<std::tuple<size_t, std::string, int>, double> single;
   for (size_t i = 0; i < keys.size(); ++i)
-    if (keys[i].np == 1) single[{keys[i].point, keys[i].model}] = all[i].record.images_per_sec;
-  records->clear();
+    if (keys[i].np == 1) single[{keys[i].point, keys[i].model, keys[i].seed}] = all[i].record.images_per_sec;
+  // The reported jobs of each (point, model, np), its seeds in order; first-seen order.
+  std::vector<std::vector<size_t>> groups;
+  std::map<std::tuple<size_t, std::string, int>, size_t> group_of;
   for (size_t i = 0; i < keys.size(); ++i) {
     RunOutcome& o = all[i];
-    o.record.images_per_sec_single = single[{keys[i].point, keys[i].model}];
+    o.record.images_per_sec_single = single[{keys[i].point, keys[i].model, keys[i].seed}];
     if (o.record.images_per_sec_single > 0)
       o.record.scaling_efficiency = o.record.images_per_sec / (o.record.np * o.record.images_per_sec_single);
-    if (keys[i].reported) {
-      records->push_back(o.record);
-      if (outcomes) outcomes->push_back(o);
+    if (!keys[i].reported) continue;
+    auto [it, fresh] = group_of.emplace(std::make_tuple(keys[i].point, keys[i].model, keys[i].np), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  records->clear();
+  for (const std::vector<size_t>& g : groups) {
+    RunOutcome o = all[g.front()];  // one seed: the record as it is
+    if (g.size() > 1) {
+      std::vector<const report::RunRecord*> seeds;
+      for (size_t i : g) seeds.push_back(&all[i].record);
+      o.record = fold_seeds(seeds);
+      for (size_t i : g) {  // the run costs of all K
+        if (i == g.front()) continue;
+        o.wall_s += all[i].wall_s;
+        o.simulated_s += all[i].simulated_s;
+        o.peak_rss_kib = std::max(o.peak_rss_kib, all[i].peak_rss_kib);
+      }
     }
+    records->push_back(o.record);
+    if (outcomes) outcomes->push_back(o);
   }
 }
 

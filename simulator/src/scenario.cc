@@ -136,10 +136,10 @@ size_t max_runs_of(const json& doc) {
   return m.get<size_t>();
 }
 
-ScenarioError too_many_runs(size_t runs, size_t max_runs, const char* at_least) {
+ScenarioError too_many_runs(size_t runs, size_t max_runs, const char* at_least, bool seeds = false) {
   return ScenarioError("sweep", std::string(at_least) + std::to_string(runs) +
                                     " simulations (each model at each np, the np=1 baseline included, at each "
-                                    "point) is not at most sweep.max_runs (" +
+                                    "point" + (seeds ? ", times simulation.seeds" : "") + ") is not at most sweep.max_runs (" +
                                     std::to_string(max_runs) + "); raise it to run them all");
 }
 
@@ -153,6 +153,7 @@ void shrink_for_points(json& doc) {
   }
   doc.erase("what_if");
   doc.erase("calibration");
+  doc.erase("reference");
   if (!doc.contains("sweep")) return;
   if (!doc["sweep"].is_object() || !doc["sweep"].contains("np")) {
     doc.erase("sweep");
@@ -194,6 +195,7 @@ Status parse_scenario(const std::string& text, const std::string& source,
     }
     if (doc.contains("name") && doc["name"].is_string()) out->name = doc["name"].get<std::string>();
     apply_calibration(doc, source);
+    if (doc.contains("reference")) out->reference = read_reference(doc["reference"]);
     const auto what_ifs = what_if_points(doc);
     std::vector<Axis> axes = sweep_axes(doc);
     size_t total = 1;
@@ -247,10 +249,13 @@ Status parse_scenario(const std::string& text, const std::string& source,
       }
     }
     size_t runs = 0;
-    for (const ScenarioPoint& pt : out->points)
-      runs += pt.workload.models.size() *
+    bool seeds = false;  // hvdsim --seeds K: K simulations each
+    for (const ScenarioPoint& pt : out->points) {
+      runs += pt.workload.models.size() * static_cast<size_t>(pt.seeds) *
               (pt.np.size() + (std::find(pt.np.begin(), pt.np.end(), 1) == pt.np.end() ? 1 : 0));
-    if (runs > max_runs) throw too_many_runs(runs, max_runs, "");
+      seeds = seeds || pt.seeds > 1;
+    }
+    if (runs > max_runs) throw too_many_runs(runs, max_runs, "", seeds);
   } catch (const std::exception& e) {  // ScenarioError, or a library's (cut: never huge)
     out->points.clear();
     return Status::InvalidArgument(one_line(cut(source, 200) + ": " + cut(e.what(), 2000)));

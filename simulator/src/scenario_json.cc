@@ -324,13 +324,14 @@ void read_what_ifs(const json& j, ClusterSpec* c) {
 void read_cluster(const json& j, ScenarioPoint* o) {
   const std::string path = "cluster";
   only_keys(j, path,
-            {"nodes", "gpus_per_node", "gpu", "gpu_speed_cv", "intra_node", "network", "device",
-             "platform_file", "stragglers", "degraded_links"});
+            {"nodes", "gpus_per_node", "gpu", "gpu_speed_cv", "gpu_speed_seed", "intra_node", "network",
+             "device", "platform_file", "stragglers", "degraded_links"});
   ClusterSpec& c = o->cluster;
   c.nodes = get_int(j, path, "nodes", c.nodes, 1, 1 << 16);
   c.gpus_per_node = get_int(j, path, "gpus_per_node", c.gpus_per_node, 1, 64);
   c.gpu = get_string(j, path, "gpu", c.gpu);
   c.gpu_speed_cv = get_number(j, path, "gpu_speed_cv", c.gpu_speed_cv, 0.0, 0.25);
+  c.gpu_speed_seed = get_int(j, path, "gpu_speed_seed", static_cast<int>(c.gpu_speed_seed), 0, kMaxSeed);
   auto g = workloads::find_gpu(c.gpu);
   if (!g) throw ScenarioError("cluster.gpu", show_json(j["gpu"]) + " is not a known GPU (" + cut(g.error(), 200) + ")");
   // Device memory operations: a copy reads and writes every byte, a reduction reads two
@@ -393,6 +394,13 @@ void read_cluster(const json& j, ScenarioPoint* o) {
   }
 }
 
+// "a known model (resnet50, ..., or a trace .json): <why>", for a name find_model refused.
+std::string known_model(const std::string& why) {
+  std::string known;
+  for (const auto& n : workloads::builtin_model_names()) known += (known.empty() ? "" : ", ") + n;
+  return "a known model (" + known + ", or a trace .json): " + cut(why, 200);
+}
+
 // The longest step (compute of the slowest GPU plus the optimizer) a scenario may describe.
 constexpr double kMaxStepSeconds = 86400;
 
@@ -426,13 +434,9 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   slowest /= min_speed;
   for (size_t i = 0; i < w->models.size(); ++i) {
     auto t = workloads::find_model(w->models[i]);
-    if (!t) {
-      std::string known;
-      for (const auto& n : workloads::builtin_model_names()) known += (known.empty() ? "" : ", ") + n;
+    if (!t)
       throw ScenarioError("workload.models[" + std::to_string(i) + "]",
-                          show_json(w->models[i]) + " is not a known model (" + known + ", or a trace .json): " +
-                              cut(t.error(), 200));
-    }
+                          show_json(w->models[i]) + " is not " + known_model(t.error()));
     auto plan = workloads::make_step_plan(*t, c.gpu, w->batch_size);
     if (!plan) continue;  // the run says why
     const double step = plan->step_s * slowest + w->optimizer_s;
@@ -506,7 +510,7 @@ void read_simulation(const json& j, ScenarioPoint* o) {
   only_keys(j, path,
             {"network_model", "cross_traffic", "with_data", "parallel", "stack_kib",
              "device_tolerance", "wakeup_latency", "bandwidth_factors", "cache", "cache_curve",
-             "train_transfers", "time_limit"});
+             "train_transfers", "time_limit", "seeds"});
   if (j.contains("cache")) {
     const json& v = j["cache"];
     auto b = v.is_string() ? parse_bytes(v.get<std::string>()) : std::nullopt;
@@ -538,6 +542,7 @@ void read_simulation(const json& j, ScenarioPoint* o) {
   o->simulation.cross_traffic = get_bool(j, path, "cross_traffic", o->simulation.cross_traffic);
   o->with_data = get_bool(j, path, "with_data", o->with_data);
   o->parallel = get_int(j, path, "parallel", o->parallel, 1, 64);
+  o->seeds = get_int(j, path, "seeds", o->seeds, 1, kMaxSeeds);
   o->simulation.stack_kib = get_int(j, path, "stack_kib", o->simulation.stack_kib, 64, 65536);
   o->simulation.device_tolerance = get_seconds(j, path, "device_tolerance", o->simulation.device_tolerance);
   o->simulation.train_transfers = get_int(j, path, "train_transfers", static_cast<int>(o->simulation.train_transfers), 0, 1 << 20);
@@ -570,6 +575,44 @@ void read_np(const json& doc, ScenarioPoint* o) {
 }
 
 }  // namespace
+
+std::vector<report::Reference> read_reference(const json& v, bool named) {
+  constexpr size_t kMaxReference = 1024;
+  if (!v.is_array() || v.size() > kMaxReference)
+    fail("reference", v, "an array of at most 1024 {\"model\", \"np\", \"scaling_efficiency\", \"source\"} objects");
+  std::vector<report::Reference> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const json& e = v[i];
+    const std::string p = "reference[" + std::to_string(i) + "]";
+    only_keys(e, p, {"model", "np", "scaling_efficiency", "source"});
+    for (const char* key : {"model", "np", "scaling_efficiency", "source"})
+      if (!e.contains(key))
+        throw ScenarioError(join(p, key), "missing; expected model, np, scaling_efficiency (a fraction: 0.9 for 90 %) "
+                                          "and source");
+    report::Reference r;
+    r.model = get_string(e, p, "model", "");
+    if (!named) {
+      auto t = workloads::find_model(r.model);
+      if (!t) fail(join(p, "model"), e["model"], known_model(t.error()));
+      r.model = t->name;  // as the report's records name it
+    }
+    r.np = get_int(e, p, "np", 0, 1, 1 << 20);
+    const json& eff = e["scaling_efficiency"];
+    if (!eff.is_number() || !(eff.get<double>() > 0) || !(eff.get<double>() <= 1.5))
+      fail(join(p, "scaling_efficiency"), eff, "a fraction in (0, 1.5] (0.9 for 90 %, as the report's scaling_efficiency)");
+    r.scaling_efficiency = eff.get<double>();
+    const json& src = e["source"];
+    if (!src.is_string() || src.get_ref<const std::string&>().empty() || src.get_ref<const std::string&>().size() > 200)
+      fail(join(p, "source"), src, "a non-empty string of at most 200 characters (where the value was published)");
+    r.source = src.get<std::string>();
+    for (size_t k = 0; k < out.size(); ++k)
+      if (out[k].model == r.model && out[k].np == r.np)
+        throw ScenarioError(p, r.model + " at np " + std::to_string(r.np) + " is given twice (also reference[" +
+                                   std::to_string(k) + "]); expected one published value per model and np");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
 
 void read_point(const json& doc, ScenarioPoint* o) {
   only_keys(doc, "",

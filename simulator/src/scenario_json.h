@@ -48,6 +48,16 @@ inline constexpr size_t kMaxJsonDepth = 64;
 /// The one strict parse of the simulator's inputs (scenario, --set values, calibration).
 nlohmann::json parse_json_strict(const std::string& text);
 
+/// The largest cluster.gpu_speed_seed, and the most draws of simulation.seeds / --seeds.
+inline constexpr int kMaxSeed = 1000000000;
+inline constexpr int kMaxSeeds = 1000;
+
+/// The scenario's "reference" array (published efficiencies), models named as the report's
+/// records name them. Throws ScenarioError naming the entry ("reference[2].np: ...").
+/// `named`: the models are already the records' names (a shard's copy, for --merge: a
+/// trace file's model is named by its content, not found again by that name).
+std::vector<report::Reference> read_reference(const nlohmann::json& v, bool named = false);
+
 /// Reads one resolved document (overrides and one sweep point applied) into `out`.
 /// Throws ScenarioError.
 void read_point(const nlohmann::json& doc, ScenarioPoint* out);

@@ -4,6 +4,7 @@
 //
 //   hvdsim SCENARIO [--report out.json] [--timeline-dir DIR] [--set k=v ...] [--with-data]
 //          [--sweep]   (also print the best setting per model and np)
+//          [--seeds K]   (each point K times with other GPU-speed draws: mean and [min-max])
 //          [--shard i/N]   (only shard i of N, 0-based: a partial report for --merge)
 //   hvdsim --merge PART.json ... [--report out.json]   (the shards' full report)
 //   mpirun -np K hvdsim SCENARIO ...   (the sweep spread over K ranks; docs/simulator.md)
@@ -122,11 +123,11 @@ std::string report_problem(const std::string& path) {
 // The table (what-ifs, best settings) on stdout and the report: a whole sweep's, or --merge's.
 int print_and_write(const hvd::sim::Scenario& sc, const std::vector<hvd::report::RunRecord>& records,
                     bool best, const std::string& report_path, const std::string& source) {
-  std::cout << hvd::report::format_table(records);
+  std::cout << hvd::report::format_table(records, sc.reference);
   print_what_ifs(sc, records);
   if (best) std::cout << "\n" << hvd::sim::format_best_per_np(records);
   if (!report_path.empty()) {
-    hvd::Status s = hvd::report::write_report(report_path, "hvdsim", source, records);
+    hvd::Status s = hvd::report::write_report(report_path, "hvdsim", source, records, sc.reference);
     if (!s.ok()) {
       std::cerr << "hvdsim: " << s.message() << "\n";
       return 1;
@@ -145,7 +146,7 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
   std::string scenario_path, report_path, timeline_dir;
   std::vector<std::string> sets;
   bool with_data = false, quiet = false, best = false;
-  int parallel = 0;
+  int parallel = 0, seeds = 0;
   std::string collective, min_b = "8", max_b = "64MiB";
   int64_t factor = 8;
   int sweep_np = 0, iters = 20, warmup = 5;
@@ -158,6 +159,10 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
   app.add_flag("--with-data", with_data, "move and reduce real bytes (small runs)");
   app.add_option("-j,--parallel", parallel, "simulations at once, 1 to 256 (default: the scenario's, 2)")
       ->check(CLI::Range(1, 256));
+  app.add_option("--seeds", seeds,
+                 "run every point K times, 1 to 1000, with GPU-speed seeds cluster.gpu_speed_seed + 0..K-1, and "
+                 "report the mean and [min-max] (default: the scenario's simulation.seeds, 1)")
+      ->check(CLI::Range(1, 1000));
   app.add_flag("-q,--quiet", quiet, "no progress on stderr");
   app.add_flag("--sweep", best,
                "after the table, the best setting per model and np over the sweep (autotuned knobs when "
@@ -195,8 +200,8 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
       return 2;
     }
   if (!merge.empty()) {
-    if (!scenario_path.empty() || app.count("--shard")) {
-      std::cerr << "hvdsim: --merge takes partial reports only (no scenario, no --shard)\n";
+    if (!scenario_path.empty() || app.count("--shard") || app.count("--seeds")) {
+      std::cerr << "hvdsim: --merge takes partial reports only (no scenario, no --shard, no --seeds)\n";
       return 2;
     }
     hvd::sim::MergedSweep m;
@@ -220,6 +225,13 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
       return 2;
     }
   }
+  if (app.count("--seeds") && !collective.empty()) {
+    std::cerr << "hvdsim: --seeds: not with --collective (a collective sweep has no GPU speeds to draw)\n";
+    return 2;
+  }
+  // --seeds K is simulation.seeds=K, last: it wins over the scenario and --set (and the
+  // sweep's size limit counts the K runs of each point).
+  if (app.count("--seeds")) sets.push_back("simulation.seeds=" + std::to_string(seeds));
   hvd::sim::Scenario sc;
   hvd::Status s = hvd::sim::load_scenario(scenario_path, sets, &sc);
   if (!s.ok()) {

@@ -2,12 +2,15 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QAreaSeries>
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
 #include <QLineSeries>
 #include <QHorizontalStackedBarSeries>
 #include <QLegendMarker>
+#include <QLogValueAxis>
+#include <QScatterSeries>
 #include <QValueAxis>
 #include <memory>
 
@@ -78,6 +81,77 @@ TEST(Charts, EfficiencyInPercentWithIdealLine) {
   QLineSeries* ideal = SeriesNamed(chart.get(), "ideal");
   ASSERT_NE(ideal, nullptr);
   EXPECT_DOUBLE_EQ(ideal->at(0).y(), 100);
+}
+
+// hvdsim --seeds 3 with published points: a min-max band per series, star markers with
+// a legend entry per model; drawn in the charts panel (grab() lays out and paints).
+TEST(Charts, EfficiencyDrawsSeedBandsAndPublishedMarkers) {
+  const Report report = ReportFile("report_seeds.json");
+  ChartsPanel panel;
+  panel.resize(1200, 800);
+  panel.show();
+  panel.setReport(report);
+  const QPixmap shot = panel.grab();
+  EXPECT_FALSE(shot.isNull());
+  QChart* chart = panel.chartView(ChartKind::kEfficiency)->chart();
+  EXPECT_TRUE(chart->title().contains("min-max over 3 seeds")) << chart->title().toStdString();
+  QAreaSeries* band = nullptr;
+  QScatterSeries* published = nullptr;
+  int bands = 0;
+  for (QAbstractSeries* series : chart->series()) {
+    if (auto* area = qobject_cast<QAreaSeries*>(series)) {
+      ++bands;
+      if (area->name() == "resnet101 min-max") band = area;
+    }
+    if (series->name() == "published resnet101") published = qobject_cast<QScatterSeries*>(series);
+  }
+  EXPECT_EQ(bands, 2);  // resnet101 and vgg16
+  ASSERT_NE(band, nullptr);
+  ASSERT_NE(band->upperSeries(), nullptr);
+  ASSERT_NE(band->lowerSeries(), nullptr);
+  ASSERT_EQ(band->upperSeries()->count(), 3);
+  ASSERT_EQ(band->lowerSeries()->count(), 3);
+  for (int i = 0; i < 3; ++i) {
+    const ReportRun& run = report.runs[static_cast<size_t>(i)];  // resnet101 at np 1, 8, 16
+    EXPECT_DOUBLE_EQ(band->upperSeries()->at(i).x(), run.np);
+    EXPECT_DOUBLE_EQ(band->upperSeries()->at(i).y(), run.scaling_efficiency_hi * 100);
+    EXPECT_DOUBLE_EQ(band->lowerSeries()->at(i).y(), run.scaling_efficiency_lo * 100);
+  }
+  EXPECT_LT(band->lowerSeries()->at(2).y(), band->upperSeries()->at(2).y());
+  EXPECT_EQ(band->brush().color().alpha(), 60);
+  // The line keeps the mean.
+  QLineSeries* resnet = SeriesNamed(chart, "resnet101");
+  ASSERT_NE(resnet, nullptr);
+  EXPECT_DOUBLE_EQ(resnet->at(2).y(), report.runs[2].scaling_efficiency * 100);
+  EXPECT_EQ(band->brush().color().rgb(), resnet->color().rgb());
+  // Published: np 128 and 512 for each model with runs (inception3 has none: not drawn).
+  ASSERT_NE(published, nullptr);
+  ASSERT_EQ(published->count(), 2);
+  EXPECT_DOUBLE_EQ(published->at(0).x(), 512);
+  EXPECT_DOUBLE_EQ(published->at(0).y(), 90);
+  EXPECT_DOUBLE_EQ(published->at(1).x(), 128);
+  EXPECT_EQ(published->color().rgb(), resnet->color().rgb());
+  EXPECT_FALSE(chart_names(chart).contains("published inception3"));
+  QStringList legend;
+  for (QLegendMarker* marker : chart->legend()->markers()) {
+    if (marker->isVisible()) legend << marker->label();
+  }
+  EXPECT_TRUE(legend.contains("published resnet101")) << legend.join(", ").toStdString();
+  EXPECT_TRUE(legend.contains("published vgg16")) << legend.join(", ").toStdString();
+  EXPECT_FALSE(legend.contains("resnet101 min-max")) << "the title says what bands are";
+  // The np axis reaches the published 512 GPUs.
+  auto* x = qobject_cast<QLogValueAxis*>(chart->axes(Qt::Horizontal).at(0));
+  ASSERT_NE(x, nullptr);
+  EXPECT_GE(x->max(), 512);
+}
+
+TEST(Charts, EfficiencyWithoutSeedsHasNoBand) {
+  std::unique_ptr<QChart> chart(MakeEfficiencyChart(SmallReport()));
+  for (QAbstractSeries* series : chart->series()) {
+    EXPECT_EQ(qobject_cast<QAreaSeries*>(series), nullptr) << series->name().toStdString();
+    EXPECT_EQ(qobject_cast<QScatterSeries*>(series), nullptr) << series->name().toStdString();
+  }
+  EXPECT_EQ(chart->title(), "Scaling efficiency (% of ideal)");
 }
 
 TEST(Charts, StepTimeIsStackedPerRun) {

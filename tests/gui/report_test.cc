@@ -34,6 +34,55 @@ TEST(Report, CsvMatchesJson) {
   EXPECT_NEAR(csv->runs[4].images_per_sec, json->runs[4].images_per_sec, 1e-6);
 }
 
+// hvdsim --seeds 3 with published points (scenarios/roce25.json, np 1/8/16, two models).
+TEST(Report, ReadsSeedBandsAndPublishedPoints) {
+  std::string error;
+  const auto json = LoadReport(DataFile("report_seeds.json"), &error);
+  ASSERT_TRUE(json) << error;
+  ASSERT_EQ(json->runs.size(), 6u);
+  const ReportRun& run = json->runs[2];  // resnet101, np 16
+  EXPECT_EQ(run.np, 16);
+  EXPECT_EQ(run.seeds, 3);
+  EXPECT_TRUE(run.HasBand());
+  EXPECT_LT(run.scaling_efficiency_lo, run.scaling_efficiency);
+  EXPECT_LT(run.scaling_efficiency, run.scaling_efficiency_hi);
+  EXPECT_LT(run.images_per_sec_lo, run.images_per_sec_hi);
+  ASSERT_EQ(json->reference.size(), 6u);
+  EXPECT_EQ(json->reference[2].model, "vgg16");
+  EXPECT_EQ(json->reference[2].np, 512);
+  EXPECT_DOUBLE_EQ(json->reference[2].scaling_efficiency, 0.68);
+  EXPECT_NE(json->reference[2].source.find("Horovod"), std::string::npos);
+  // The CSV beside it: the five more columns.
+  const auto csv = LoadReport(DataFile("report_seeds.csv"), &error);
+  ASSERT_TRUE(csv) << error;
+  ASSERT_EQ(csv->runs.size(), 6u);
+  EXPECT_EQ(csv->runs[2].seeds, 3);
+  EXPECT_NEAR(csv->runs[2].scaling_efficiency_hi, run.scaling_efficiency_hi, 1e-5);
+  EXPECT_NEAR(csv->runs[2].images_per_sec_lo, run.images_per_sec_lo, 1e-2);
+  // A report without them: no band.
+  const auto small = LoadReport(DataFile("report_small.json"), &error);
+  ASSERT_TRUE(small) << error;
+  EXPECT_FALSE(small->runs[2].HasBand());
+  EXPECT_TRUE(small->reference.empty());
+}
+
+TEST(Report, BadPublishedPointsAreNamed) {
+  std::string error;
+  const std::string runs = "{\"runs\": [{\"model\": \"m\", \"np\": 8, \"images_per_sec\": 1}], ";
+  EXPECT_FALSE(LoadReport(WriteTempFile("ref1.json", runs + "\"reference\": 3}"), &error));
+  EXPECT_EQ(error, "reference: expected an array");
+  EXPECT_FALSE(LoadReport(WriteTempFile("ref2.json", runs + "\"reference\": [{\"model\": \"m\", \"np\": 8}]}"), &error));
+  EXPECT_EQ(error, "reference[0].scaling_efficiency: missing");
+  EXPECT_FALSE(LoadReport(WriteTempFile("ref3.json", runs + "\"reference\": [{\"model\": \"m\", \"np\": -1, "
+                                                          "\"scaling_efficiency\": 0.9}]}"),
+                          &error));
+  EXPECT_EQ(error.rfind("reference[0].np: expected an integer", 0), 0u) << error;
+  EXPECT_FALSE(LoadReport(WriteTempFile("ref4.json", "{\"runs\": [{\"model\": \"m\", \"np\": 8, \"images_per_sec\": 1, "
+                                                     "\"seeds\": \"3\"}]}"),
+                          &error));
+  EXPECT_EQ(error, "runs[0].seeds: expected a number, got string");
+}
+
 TEST(Report, Errors) {
   std::string error;
   EXPECT_FALSE(LoadReport(WriteTempFile("r1.json", ""), &error));

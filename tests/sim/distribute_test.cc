@@ -154,6 +154,61 @@ TEST_F(Distribute, MergeRefusesMissingRepeatedAndForeignShards) {
   EXPECT_FALSE(fs::exists(dir_ / "out.json"));
 }
 
+// hvdsim --seeds 3 with GPU-speed variation: 3 simulations per (model, np), folded into
+// one record with a band, and a published point; spread or sharded, still the single run's
+// report.
+const std::string kSeeds =
+    " --seeds 3 --set cluster.gpu_speed_cv=0.05"
+    R"( --set 'reference=[{"model": "resnet50", "np": 4, "scaling_efficiency": 0.9, "source": "a test"}]')";
+
+TEST_F(Distribute, SeedsShardedAndMergedAreTheSingleRunByteForByte) {
+  const Ran one = run(hvdsim() + " " + kSweep + kSeeds + " --report " + path("seeds.json") + " > " + path("seeds.txt"));
+  ASSERT_EQ(one.code, 0) << one.out;
+  const std::string report = slurp(dir_ / "seeds.json");
+  EXPECT_NE(report.find("\"seeds\": 3"), std::string::npos) << report;
+  EXPECT_NE(report.find("\"scaling_efficiency_lo\""), std::string::npos) << report;
+  EXPECT_NE(report.find("\"source\": \"a test\""), std::string::npos) << report;
+  EXPECT_NE(slurp(dir_ / "seeds.txt").find("published  90.0% ("), std::string::npos) << slurp(dir_ / "seeds.txt");
+  for (int i = 0; i < 3; ++i) {
+    const Ran r = run(hvdsim() + " " + kSweep + kSeeds + " --shard " + std::to_string(i) + "/3 --report " +
+                      path("sp" + std::to_string(i) + ".json"));
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  const Ran m = run(hvdsim() + " --merge " + path("sp2.json") + " " + path("sp0.json") + " " + path("sp1.json") +
+                    " --report " + path("merged.json") + " > " + path("merged.txt"));
+  ASSERT_EQ(m.code, 0) << m.out;
+  EXPECT_EQ(slurp(dir_ / "merged.json"), report);
+  EXPECT_EQ(slurp(dir_ / "merged.csv"), slurp(dir_ / "seeds.csv"));
+  EXPECT_EQ(slurp(dir_ / "merged.txt"), slurp(dir_ / "seeds.txt"));
+  // A shard of another seed count is another sweep.
+  ASSERT_EQ(run(hvdsim() + " " + kSweep + " --seeds 2 --set cluster.gpu_speed_cv=0.05 --shard 1/3 --report " +
+                path("two.json")).code, 0);
+  const Ran mixed = run(hvdsim() + " --merge " + path("sp0.json") + " " + path("two.json") + " " + path("sp2.json") +
+                        " --report " + path("out.json"));
+  EXPECT_EQ(mixed.code, 2);
+  EXPECT_EQ(mixed.out.rfind("hvdsim: --merge: " + path("two.json") + " and " + path("sp0.json") +
+                            " are shards of different sweeps", 0), 0u) << mixed.out;
+}
+
+// A published point of a model given as a trace file: the shards carry it under the name
+// the records have (the trace's own, "tiny-mlp"), and --merge takes it as it is.
+TEST_F(Distribute, MergeKeepsThePublishedPointOfATraceFileModel) {
+  const std::string trace = std::string(HVD_SOURCE_DIR) + "/bench/workloads/examples/tiny_mlp.json";
+  const std::string args = " " + std::string(HVD_SOURCE_DIR) + "/scenarios/localhost.json --set 'sweep.np=[1,2]' -q" +
+                           " --set workload.model=" + trace + " --set 'reference=[{\"model\": \"" + trace +
+                           "\", \"np\": 2, \"scaling_efficiency\": 0.9, \"source\": \"a test\"}]'";
+  ASSERT_EQ(run(hvdsim() + args + " --report " + path("t.json") + " > " + path("t.txt")).code, 0);
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(run(hvdsim() + args + " --shard " + std::to_string(i) + "/2 --report " + path("tp" + std::to_string(i) + ".json")).code, 0);
+  const Ran m = run(hvdsim() + " --merge " + path("tp0.json") + " " + path("tp1.json") + " --report " +
+                    path("tm.json") + " > " + path("tm.txt"));
+  ASSERT_EQ(m.code, 0) << m.out;
+  EXPECT_NE(slurp(dir_ / "t.json").find("\"model\": \"tiny-mlp\""), std::string::npos);
+  EXPECT_NE(slurp(dir_ / "t.txt").find("published  90.0%"), std::string::npos) << slurp(dir_ / "t.txt");
+  EXPECT_EQ(slurp(dir_ / "tm.json"), slurp(dir_ / "t.json"));
+  EXPECT_EQ(slurp(dir_ / "tm.txt"), slurp(dir_ / "t.txt"));
+}
+
 // --- labels sim and mpi: mpirun -np 2 and 3 on this machine (2 cores: oversubscribed) ----
 
 namespace {
@@ -177,6 +232,18 @@ TEST_F(Distribute, MpiNp2AndNp3WriteTheSingleRunReport) {
                     path("part2_3.json") + " --report " + path("merged.json") + " > " + path("merged.txt"));
   ASSERT_EQ(m.code, 0) << m.out;
   expect_single("merged");
+}
+
+TEST_F(Distribute, MpiSeedsWriteTheSingleRunReport) {
+  const Ran one = run(hvdsim() + " " + kSweep + kSeeds + " --report " + path("seeds.json") + " > " + path("seeds.txt"));
+  ASSERT_EQ(one.code, 0) << one.out;
+  const Ran r = run(mpirun(3) + hvdsim() + " " + kSweep + kSeeds + " --report " + path("mpi.json") + " > " +
+                    path("mpi.txt"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(slurp(dir_ / "seeds.json").find("\"images_per_sec_hi\""), std::string::npos);
+  EXPECT_EQ(slurp(dir_ / "mpi.json"), slurp(dir_ / "seeds.json"));
+  EXPECT_EQ(slurp(dir_ / "mpi.csv"), slurp(dir_ / "seeds.csv"));
+  EXPECT_EQ(slurp(dir_ / "mpi.txt"), slurp(dir_ / "seeds.txt"));
 }
 
 TEST_F(Distribute, MpiAFailureOnAnyRankIsOneLineAndEveryRankExitsNonZero) {

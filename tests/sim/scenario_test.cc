@@ -155,7 +155,8 @@ TEST(Scenario, SchemaNamesEveryKeyTheLoaderAccepts) {
                           "servers_per_switch", "oversubscription", "torus_dims", "dragonfly", "copy_bandwidth",
                           "reduce_bandwidth", "host_staged", "pcie_bandwidth", "host_reduce_bandwidth", "models",
                           "batch_size", "steps", "warmup_steps", "optimizer_time", "network_model",
-                          "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance"})
+                          "cross_traffic", "with_data", "parallel", "stack_kib", "device_tolerance", "seeds",
+                          "gpu_speed_seed", "reference", "scaling_efficiency", "source"})
     EXPECT_NE(schema.find(std::string("\"") + key + "\""), std::string::npos) << key;
 }
 

@@ -4,6 +4,7 @@
 // latencies seconds.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -63,11 +64,14 @@ struct ClusterSpec {
   std::string platform_file;     ///< a SimGrid platform XML instead of the above ("" = build)
   double gpu_speed_cv = 0;       ///< GPU-to-GPU variation of compute speed (coefficient of
                                  ///< variation); GPU 0 is the median one
+  int64_t gpu_speed_seed = 0;    ///< which draw of gpu_speed_cv's factors (0: the historic
+                                 ///< stream; hvdsim --seeds K runs seeds seed..seed+K-1)
   std::map<int, double> gpu_speed;              ///< what-if stragglers: rank -> speed (0.5: half)
   std::vector<LinkDegradation> degraded_links;  ///< what-if slow links / degraded NICs
 
-  /// Compute-time factor of GPU `r`: 1 + cv * z_r, z_r a fixed normal draw per GPU
-  /// (z_0 = 0), clamped to +-3.5; divided by the what-if speed of `r` (gpu_speed).
+  /// Compute-time factor of GPU `r`: 1 + cv * z_r, z_r a fixed normal draw per GPU and
+  /// gpu_speed_seed (z_0 = 0 at every seed), clamped to +-3.5; divided by the what-if speed
+  /// of `r` (gpu_speed).
   double gpu_slowdown(int r) const;
 
   /// Total GPUs.

@@ -33,7 +33,9 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
                     const RunOptions& opts, RunOutcome* out);
 
 /// Runs the whole scenario (children in parallel); records in sweep order
-/// (point, model, np), scaling efficiency against the simulated np=1 run.
+/// (point, model, np), scaling efficiency against the simulated np=1 run. A point with
+/// seeds K > 1 runs each (model, np) K times and reports one record: the means, and the
+/// [min, max] of images/s and efficiency (each seed's against that seed's np=1 run).
 Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<report::RunRecord>* records,
                     std::vector<RunOutcome>* outcomes = nullptr);
 
@@ -44,9 +46,11 @@ struct SweepJob {
   std::string model;    ///< as the scenario names it
   int np = 0;           ///< ranks
   bool reported = true; ///< a record of the report (false: baseline only)
+  int seed = 0;         ///< which draw, 0 .. point's seeds - 1 (cluster.gpu_speed_seed + seed)
 };
 
-/// The simulations run_scenario runs, in its order (point, model, [np=1 baseline], np).
+/// The simulations run_scenario runs, in its order (point, model, [np=1 baseline], np),
+/// each np once per seed (seed 0 first) when the point has seeds > 1.
 std::vector<SweepJob> sweep_jobs(const Scenario& sc);
 
 /// Runs the jobs `which` (indices into `jobs`, in that order) in forked children,
@@ -58,12 +62,14 @@ Status run_sweep_jobs(const Scenario& sc, const RunOptions& opts, const std::vec
                       size_t* failed = nullptr);
 
 /// The report records from every job's outcome (run_scenario's second half): scaling
-/// efficiency against the np=1 job of the same point and model; throws nlohmann::json's
-/// exceptions on outcome text that is not run_sweep_jobs'.
+/// efficiency against the np=1 job of the same point, model and seed, the seeds of one
+/// (point, model, np) folded into one record; throws nlohmann::json's exceptions on
+/// outcome text that is not run_sweep_jobs'.
 void sweep_records(const std::vector<SweepJob>& jobs, const std::vector<std::string>& results,
                    std::vector<report::RunRecord>* records, std::vector<RunOutcome>* outcomes = nullptr);
 
-/// File name of a run's timeline: <model>_np<np>[_<label>].json.
+/// File name of a run's timeline: <model>_np<np>[_<label>].json (simulate_run adds
+/// "seed=<seed>" to the label when the point has several seeds).
 std::string timeline_name(const std::string& model, int np, const std::string& label);
 
 /// A run's autotune CSV: `path` with _<model>_np<np>[_<label>] before the extension.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hvd/config.h"
+#include "hvd/report/report.h"
 #include "hvd/sim/cluster.h"
 #include "hvd/status.h"
 
@@ -36,6 +37,9 @@ struct ScenarioPoint {
   std::vector<int> np;             ///< ranks to simulate
   bool with_data = false;          ///< real bytes
   int parallel = 2;                ///< simulations run at once
+  int seeds = 1;                   ///< draws of the random parameters (simulation.seeds,
+                                   ///< hvdsim --seeds): GPU-speed seeds cluster.gpu_speed_seed
+                                   ///< + 0 .. seeds-1, reported as mean and [min-max]
   std::string label;               ///< "fusion_threshold=32MiB" ("" when not swept)
   std::string what_if;             ///< name of the what-if this point applies ("" = baseline)
 };
@@ -45,6 +49,7 @@ struct Scenario {
   std::string source;               ///< file name (for messages and the report)
   std::string name;                 ///< "name" field
   std::vector<ScenarioPoint> points;  ///< cartesian product of the non-np sweep axes
+  std::vector<report::Reference> reference;  ///< published efficiencies ("reference")
 };
 
 /// Parses scenario `text` (from `source`), applying `overrides` ("path=value", the value

@@ -41,22 +41,39 @@ struct RunRecord {
   int steps = 0;                            ///< measured steps
   std::map<std::string, std::string> knobs; ///< effective knobs worth showing
   std::vector<CollectiveRecord> collectives;///< per collective kind
+  /// hvdsim --seeds K (K > 1): the figures above are means over K draws of the random
+  /// parameters (GPU speeds), and these their range. K = 1: not written.
+  int seeds = 1;
+  double images_per_sec_lo = 0, images_per_sec_hi = 0;
+  double scaling_efficiency_lo = 0, scaling_efficiency_hi = 0;
+};
+
+/// A published scaling efficiency to compare with (a scenario's "reference" entries).
+struct Reference {
+  std::string model;              ///< model name, as records name it
+  int np = 0;                     ///< ranks
+  double scaling_efficiency = 0;  ///< a fraction, as RunRecord::scaling_efficiency (0.9: 90 %)
+  std::string source;             ///< where it was published
 };
 
 /// nccl-tests bus-bandwidth factor for `op` at `n` ranks.
 double busbw_factor(const std::string& op, int n);
 /// Fills algbw/busbw from bytes and time.
 void fill_bandwidth(CollectiveRecord* c, int n);
-/// Writes `{"tool", "version", "source", "runs": [...]}` to `path`.
+/// Writes `{"tool", "version", "source", "runs": [...]}` to `path`, and `"reference": [...]`
+/// when there are published points.
 Status write_json(const std::string& path, const std::string& tool, const std::string& source,
-                  const std::vector<RunRecord>& runs);
-/// Writes the CSV (one line per run) to `path`.
+                  const std::vector<RunRecord>& runs, const std::vector<Reference>& reference = {});
+/// Writes the CSV (one line per run) to `path`; with five more columns (seeds and the
+/// lo/hi of images/s and efficiency) when a record has seeds > 1.
 Status write_csv(const std::string& path, const std::vector<RunRecord>& runs);
 /// Writes both: `path` as JSON and, next to it, the same name with .csv.
 Status write_report(const std::string& path, const std::string& tool, const std::string& source,
-                    const std::vector<RunRecord>& runs);
-/// Renders the human table printed on stdout.
-std::string format_table(const std::vector<RunRecord>& runs);
+                    const std::vector<RunRecord>& runs, const std::vector<Reference>& reference = {});
+/// Renders the human table printed on stdout: with [min-max] beside images/s and efficiency
+/// when a record has seeds > 1, and the published efficiency of the rows `reference` names
+/// (model and np) with the difference in points.
+std::string format_table(const std::vector<RunRecord>& runs, const std::vector<Reference>& reference = {});
 
 /// Adds the autotuner's choice to a record's knobs as "autotune.*" strings (fusion_threshold,
 /// cycle_time_ms, cache, hierarchical_allreduce/allgather, samples, done, tuning_steps).
