@@ -7,6 +7,7 @@ are handed over by address: the runtime works in their storage. Other dtypes are
 bool as uint8 (sum = logical or, as torch adds bools), int16 via int32, complex as its
 real view (sum and average only).
 """
+import atexit
 import itertools
 
 import torch
@@ -76,12 +77,19 @@ def remove_process_set(process_set):
     return True
 
 
+_atexit_registered = False
+
+
 def init(comm=None, process_sets=None):
     """Starts the runtime (MPI world under mpirun/hvdrun, else one rank). Knobs come from
     HVD_*/HOROVOD_* variables (e.g. HOROVOD_TIMELINE)."""
     if comm is not None:
         raise ValueError("hvd.init: comm is not supported (the world is MPI_COMM_WORLD)")
     _core.init()
+    global _atexit_registered
+    if not _atexit_registered:  # like Horovod: a script that never calls shutdown() ends cleanly
+        atexit.register(lambda: _core.is_initialized() and shutdown())
+        _atexit_registered = True
     for ps in process_sets or []:
         add_process_set(ps)
     from hvd.torch import trace
