@@ -94,8 +94,8 @@ def broadcast_optimizer_state(optimizer, root_rank, process_set=global_process_s
                          for pid, st in state_dict["state"].items()}}
     scalars = broadcast_object(scalars, root_rank, name="broadcast_optimizer_state.scalars",
                                process_set=process_set)
-    for g, opts in zip(opt.param_groups, scalars["groups"]):
-        g.update(opts)
+    for g, opts in zip(state_dict["param_groups"], scalars["groups"]):
+        g.update(opts)  # "params" (ids) stays this rank's
     handles = []
     for pid in sorted(state_dict["state"]):
         st = state_dict["state"][pid]

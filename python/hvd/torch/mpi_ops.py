@@ -249,8 +249,8 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
         h = _core.allreduce_async(_name("allreduce", name), tensor.data_ptr(), out.data_ptr(),
                                   _NATIVE[tensor.dtype], list(tensor.shape), op,
                                   float(prescale_factor), float(postscale_factor), _set_id(process_set))
-        result = lambda: out  # noqa: E731
-        hid = _register([h], result)
+        # The closure keeps the input alive until synchronize: the runtime reads its storage.
+        hid = _register([h], lambda src=tensor: out)
     else:
         hid = allreduce_async_(tensor.clone(), None, name, op, prescale_factor, postscale_factor,
                                process_set)
