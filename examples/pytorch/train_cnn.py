@@ -9,6 +9,7 @@ rank-0 checkpoint). Only the import differs from Horovod's:
 """
 import argparse
 import os
+import statistics
 import sys
 import time
 
@@ -62,14 +63,18 @@ def main():
 
     for _ in range(args.warmup):
         step()
+    times = []
     t0 = time.perf_counter()
     for _ in range(args.steps):
+        ts = time.perf_counter()
         loss = step()
+        times.append(time.perf_counter() - ts)
     elapsed = time.perf_counter() - t0
     rate = args.batch_size * args.steps / elapsed
     total = hvd.allreduce(torch.tensor([rate]), op=hvd.Sum, name="images_per_sec").item()
     if hvd.rank() == 0:
         print(f"train_cnn: np={hvd.size()} batch={args.batch_size} step_s={elapsed / args.steps:.6f} "
+              f"step_median_s={statistics.median(times):.6f} "
               f"images_per_sec={total:.1f} loss={loss.item():.4f}", flush=True)
         if args.checkpoint:
             torch.save(model.state_dict(), args.checkpoint)
