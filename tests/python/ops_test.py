@@ -201,6 +201,20 @@ def helper_checks(c, r, p):
     hvd.broadcast_optimizer_state(opt, root_rank=0)
     c.ok(opt.param_groups[0]["lr"] == 0.1 and abs(opt.param_groups[0]["momentum"] - 0.5) < 1e-12,
          f"broadcast_optimizer_state options: {opt.param_groups[0]['lr']}, {opt.param_groups[0]['momentum']}")
+    # A fresh Adam inside a DistributedOptimizer: its state is made (without an allreduce)
+    # and the root's, options included, is everyone's; training then goes on.
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(3, 2)
+    dopt = hvd.DistributedOptimizer(torch.optim.Adam(lin.parameters(), lr=0.01 * (r + 1)),
+                                    named_parameters=lin.named_parameters())
+    hvd.broadcast_optimizer_state(dopt, root_rank=0)
+    c.ok(dopt.param_groups[0]["lr"] == 0.01 and len(dopt.state) == 2,
+         f"broadcast_optimizer_state of a fresh Adam: lr {dopt.param_groups[0]['lr']}, {len(dopt.state)} states")
+    dopt.zero_grad()
+    lin(torch.ones(4, 3) * (r + 1)).sum().backward()
+    dopt.step()
+    w = hvd.allgather(lin.weight.detach().flatten().unsqueeze(0))
+    c.ok(all(torch.equal(w[0], w[k]) for k in range(p)), "weights equal on every rank after a step")
 
 
 def error_checks(c, r, p):

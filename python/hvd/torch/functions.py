@@ -82,7 +82,9 @@ def broadcast_optimizer_state(optimizer, root_rank, process_set=global_process_s
             for k in ("lr", "weight_decay"):
                 if k in g:
                     g[k] = 0.0
-        type(opt).step(opt)
+        # The wrapped optimizer's own step: a DistributedOptimizer's would allreduce.
+        base = type(opt).__bases__[0] if hasattr(opt, "_delay") else type(opt)
+        base.step(opt)
         for g, s in zip(opt.param_groups, saved):
             for k in ("lr", "weight_decay"):
                 if k in s:
