@@ -116,7 +116,7 @@ cross_size = _core.cross_size
 
 _handles = {}
 _handle_ids = itertools.count()
-_noname = itertools.count()
+_noname = {}  # process set id -> counter: unnamed tensors match among the set's members
 
 
 def _register(core_handles, finish):
@@ -145,8 +145,16 @@ def synchronize(handle):
     return finish()
 
 
-def _name(kind, name):
-    return name if name is not None else f"{kind}.noname.{next(_noname)}"
+def _name(kind, name, process_set=None):
+    """``name``, or the next automatic name of the set: every member makes the same calls in
+    the same order, so the n-th unnamed tensor of a set has the same name on every member
+    (a per-set counter: members of one set must not count the others' calls)."""
+    if name is not None:
+        return name
+    sid = _set_id(process_set)
+    n = _noname.get(sid, 0)
+    _noname[sid] = n + 1
+    return f"{kind}.noname.{n}" if sid == 0 else f"{kind}.noname.set{sid}.{n}"
 
 
 def _op(average, op, fn):
@@ -227,7 +235,7 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
     """In-place asynchronous allreduce of ``tensor``; synchronize() returns it."""
     op = _op(average, op, "allreduce_async_")
     w = _Wire(tensor, op, "allreduce_async_")
-    h = _core.allreduce_async(_name("allreduce", name), w.ptr(), w.ptr(), w.dtype, w.shape, w.op,
+    h = _core.allreduce_async(_name("allreduce", name, process_set), w.ptr(), w.ptr(), w.dtype, w.shape, w.op,
                               float(prescale_factor), float(postscale_factor), _set_id(process_set))
 
     def finish(w=w, tensor=tensor):
@@ -246,7 +254,7 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
         tensor, ctx = compression.compress(tensor)
     if tensor.dtype in _NATIVE and tensor.is_contiguous():
         out = torch.empty_like(tensor, memory_format=torch.contiguous_format)
-        h = _core.allreduce_async(_name("allreduce", name), tensor.data_ptr(), out.data_ptr(),
+        h = _core.allreduce_async(_name("allreduce", name, process_set), tensor.data_ptr(), out.data_ptr(),
                                   _NATIVE[tensor.dtype], list(tensor.shape), op,
                                   float(prescale_factor), float(postscale_factor), _set_id(process_set))
         # The closure keeps the input alive until synchronize: the runtime reads its storage.
@@ -285,7 +293,7 @@ def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale
                 w.arg = w.arg.clone()
                 w.shares = False
             w.arg.mul_(prescale_factor)
-    base = _name("grouped_allreduce", name)
+    base = _name("grouped_allreduce", name, process_set)
     hs = _core.grouped_allreduce_async([f"{base}.{i}" for i in range(len(wires))],
                                        [w.ptr() for w in wires], [w.ptr() for w in wires],
                                        [w.dtype for w in wires], [w.shape for w in wires],
@@ -334,7 +342,7 @@ def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_facto
 def allgather_async(tensor, name=None, process_set=global_process_set):
     """Concatenation of every rank's ``tensor`` along dim 0 (first dims may differ)."""
     w = _Wire(tensor, None, "allgather_async")
-    h = _core.allgather_async(_name("allgather", name), w.ptr(), w.dtype, w.shape, _set_id(process_set))
+    h = _core.allgather_async(_name("allgather", name, process_set), w.ptr(), w.dtype, w.shape, _set_id(process_set))
     return _register([h], lambda: w.back(_output_tensor(h, w.arg.dtype)))
 
 
@@ -344,7 +352,7 @@ def allgather(tensor, name=None, process_set=global_process_set):
 
 def grouped_allgather_async(tensors, name=None, process_set=global_process_set):
     wires = [_Wire(t, None, "grouped_allgather_async") for t in tensors]
-    base = _name("grouped_allgather", name)
+    base = _name("grouped_allgather", name, process_set)
     hs = _core.grouped_allgather_async([f"{base}.{i}" for i in range(len(wires))],
                                        [w.ptr() for w in wires], [w.dtype for w in wires],
                                        [w.shape for w in wires], _set_id(process_set))
@@ -358,7 +366,7 @@ def grouped_allgather(tensors, name=None, process_set=global_process_set):
 def broadcast_async_(tensor, root_rank, name=None, process_set=global_process_set):
     """In-place broadcast from ``root_rank`` (a rank of the process set)."""
     w = _Wire(tensor, None, "broadcast_async_")
-    h = _core.broadcast_async(_name("broadcast", name), w.ptr(), w.dtype, w.shape, int(root_rank),
+    h = _core.broadcast_async(_name("broadcast", name, process_set), w.ptr(), w.dtype, w.shape, int(root_rank),
                               _set_id(process_set))
 
     def finish():
@@ -384,7 +392,7 @@ def alltoall_async(tensor, splits=None, name=None, process_set=global_process_se
     """Sends ``splits[r]`` first-dim rows to rank r (even split when None)."""
     w = _Wire(tensor, None, "alltoall_async")
     split_list = [] if splits is None else [int(s) for s in (splits.tolist() if isinstance(splits, torch.Tensor) else splits)]
-    h = _core.alltoall_async(_name("alltoall", name), w.ptr(), w.dtype, w.shape, split_list,
+    h = _core.alltoall_async(_name("alltoall", name, process_set), w.ptr(), w.dtype, w.shape, split_list,
                              _set_id(process_set))
 
     def finish():
@@ -411,7 +419,7 @@ def reducescatter_async(tensor, name=None, op=None, process_set=global_process_s
     """Reduces across ranks and gives each rank its slice of dim 0 (default op Average)."""
     op = _op(None, op, "reducescatter_async")
     w = _scaled(_Wire(tensor, op, "reducescatter_async"), prescale_factor)
-    h = _core.reducescatter_async(_name("reducescatter", name), w.ptr(), w.dtype, w.shape, w.op,
+    h = _core.reducescatter_async(_name("reducescatter", name, process_set), w.ptr(), w.dtype, w.shape, w.op,
                                   _set_id(process_set))
 
     def finish():
@@ -436,7 +444,7 @@ def grouped_reducescatter_async(tensors, name=None, op=None, process_set=global_
                                 prescale_factor=1.0, postscale_factor=1.0):
     op = _op(None, op, "grouped_reducescatter_async")
     wires = [_scaled(_Wire(t, op, "grouped_reducescatter_async"), prescale_factor) for t in tensors]
-    base = _name("grouped_reducescatter", name)
+    base = _name("grouped_reducescatter", name, process_set)
     hs = _core.grouped_reducescatter_async([f"{base}.{i}" for i in range(len(wires))],
                                            [w.ptr() for w in wires], [w.dtype for w in wires],
                                            [w.shape for w in wires], wires[0].op if wires else op,
