@@ -66,3 +66,33 @@ if(NOT HVD_WITH_NCCL STREQUAL "OFF")
   endif()
 endif()
 hvd_resolve_part(NCCL _hvd_nccl_ok "CUDA toolkit with NCCL (and the MPI part) was not found")
+
+# The Python package (hvd, hvd.torch): pybind11 and PyTorch of the interpreter that runs it.
+# Debian's python3-torch and python3-pybind11 belong to the system interpreter, which need
+# not be the first python3 on PATH (pyenv, venvs): use it unless Python_EXECUTABLE is given.
+set(_hvd_python_ok FALSE)
+set(_hvd_python_why "")
+if(NOT HVD_WITH_PYTHON STREQUAL "OFF")
+  if(NOT DEFINED Python_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "Python interpreter of the hvd package")
+  endif()
+  find_package(Python 3.8 QUIET COMPONENTS Interpreter Development.Module)
+  if(NOT Python_FOUND)
+    set(_hvd_python_why "no Python 3 interpreter with headers (apt-get install python3-dev)")
+  else()
+    execute_process(COMMAND ${Python_EXECUTABLE} -c "import torch, pybind11; print(pybind11.get_cmake_dir())"
+                    OUTPUT_VARIABLE _hvd_pybind11_dir ERROR_QUIET RESULT_VARIABLE _hvd_py_rc
+                    OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT _hvd_py_rc EQUAL 0)
+      set(_hvd_python_why "${Python_EXECUTABLE} cannot import torch and pybind11 (apt-get install python3-torch python3-pybind11 pybind11-dev)")
+    else()
+      find_package(pybind11 CONFIG QUIET HINTS ${_hvd_pybind11_dir})
+      if(pybind11_FOUND)
+        set(_hvd_python_ok TRUE)
+      else()
+        set(_hvd_python_why "pybind11's CMake package was not found (apt-get install pybind11-dev)")
+      endif()
+    endif()
+  endif()
+endif()
+hvd_resolve_part(PYTHON _hvd_python_ok "${_hvd_python_why}")

@@ -7,20 +7,24 @@ nothing but GPU tests. Used by scripts/test.sh (and so by CI) and scripts/fresh_
 
 Exit 0 when all holds, 1 with one line per problem otherwise.
 """
+import glob
 import json
 import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-# The commands the README promises, relative to the build directory.
+# The commands (and the Python module) the README promises, relative to the build
+# directory; a pattern names a file whose exact name the build chooses (the extension's ABI tag).
 PARTS = {
     "hvdsim": "simulator/hvdsim",
     "hvdbench": "bench/hvdbench/hvdbench",
+    "hvdrun": "bench/hvdbench/hvdrun",
     "hvdview": "gui/hvdview",
+    "python hvd": "python/hvd/_core*.so",
 }
 # Test labels the README's test command must run (GPU labels may be absent without CUDA).
-LABELS = ["unit", "mpi", "sim", "bench", "gui", "validation"]
+LABELS = ["unit", "mpi", "sim", "bench", "gui", "validation", "python"]
 # The only tests allowed to skip: they need a GPU this machine may not have.
 MAY_SKIP_LABEL = "gpu"
 
@@ -42,7 +46,8 @@ def check_parts(build):
     problems = []
     for name, rel in PARTS.items():
         path = os.path.join(build, rel)
-        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        found = sorted(glob.glob(path)) if any(ch in rel for ch in "*?[") else [path]
+        if not any(os.path.isfile(p) and (p.endswith(".so") or os.access(p, os.X_OK)) for p in found):
             problems.append(f"part missing: {name} ({path} was not built)")
     tests = tests_and_labels(build)
     counts = {l: sum(1 for ls in tests.values() if l in ls) for l in LABELS}

@@ -7,7 +7,7 @@
 # 1. ./scripts/run.sh  (set up, build, hvdsim scenarios/roce25.json): must exit 0 and print
 #    the scaling table;
 # 2. ./scripts/test.sh (set up, build, the whole suite): must exit 0; it checks the parts
-#    (hvdsim, hvdbench, hvdview), the test labels and that only GPU tests skipped.
+#    (hvdsim, hvdbench, hvdrun, hvdview, the python module), the test labels and that only GPU tests skipped.
 # Prints a summary. The clone has no ../shared beside it, as a new user's has none.
 # Exit 0 when everything held, 1 otherwise. --keep leaves the clone for inspection.
 set -euo pipefail

@@ -10,7 +10,8 @@ packages=(build-essential cmake ninja-build pkg-config git python3
           libopenmpi-dev openmpi-bin libsimgrid-dev nlohmann-json3-dev libcli11-dev
           libgoogle-perftools-dev
           libgtest-dev libgmock-dev libbenchmark-dev
-          qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev clang)
+          qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev clang
+          python3-dev python3-torch python3-pybind11 pybind11-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -91,19 +91,25 @@ int exec_mpirun(const Options& o, int argc, const char* const* argv) {
   setenv(kLaunchedMarker, "1", 1);
   std::vector<std::string> args(argv + 1, argv + argc);
   std::vector<std::string> cmd = mpirun_command(o, self, args, geteuid() == 0, host_cores());
+  return exec_command(cmd, "hvdbench",
+                      "to start " + std::to_string(o.np) +
+                          " ranks (install Open MPI, set HVDBENCH_MPIRUN, or run under mpirun)");
+}
+
+int exec_command(const std::vector<std::string>& cmd, const std::string& tool, const std::string& why) {
   if (std::getenv("HVDBENCH_SHOW_LAUNCH")) {
-    std::cerr << "hvdbench: launching:";
+    std::cerr << tool << ": launching:";
     for (const auto& c : cmd) std::cerr << ' ' << c;
     std::cerr << "\n";
   }
+  std::vector<std::string> words = cmd;
   std::vector<char*> cargv;
-  for (auto& c : cmd) cargv.push_back(c.data());
+  for (auto& c : words) cargv.push_back(c.data());
   cargv.push_back(nullptr);
   std::cout.flush();
   execvp(cargv[0], cargv.data());
-  std::cerr << "hvdbench: cannot run '" << cmd[0] << "' to start " << o.np
-            << " ranks: " << std::strerror(errno)
-            << " (install Open MPI, set HVDBENCH_MPIRUN, or run under mpirun)\n";
+  std::cerr << tool << ": cannot run '" << cmd[0] << "'" << (why.empty() ? "" : " " + why) << ": "
+            << std::strerror(errno) << "\n";
   return kExitRuntimeFailure;
 }
 

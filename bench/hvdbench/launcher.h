@@ -31,5 +31,8 @@ std::vector<std::string> mpirun_command(const Options& o, const std::string& sel
 void export_knob_env(const Options& o);
 /// Replaces this process by mpirun; returns only on failure (exit code 1, message printed).
 int exec_mpirun(const Options& o, int argc, const char* const* argv);
+/// Replaces this process by `cmd` (looked up on PATH; HVDBENCH_SHOW_LAUNCH=1 prints it);
+/// returns only on failure: exit code 1, "<tool>: cannot run 'cmd[0]' <why>: <errno text>".
+int exec_command(const std::vector<std::string>& cmd, const std::string& tool, const std::string& why);
 
 }  // namespace hvd::bench

@@ -10,6 +10,7 @@
 #include "core/units.h"
 #include "hvd/config.h"
 #include "hvd/types.h"
+#include "cli_flags.h"
 
 namespace hvd::bench {
 
@@ -62,23 +63,10 @@ const char* kFooter =
 const std::vector<std::string> kCollectives = {"allreduce", "allgather", "broadcast", "alltoall",
                                                "reducescatter"};
 
-// Knob flags: value holders filled by CLI11, turned into HVD_* variables after parsing.
-struct KnobFlags {
-  double fusion_threshold_mb = -1;
-  double cycle_time_ms = -1;
-  int64_t cache_capacity = -1;
-  bool hierarchical_allreduce = false;
-  bool hierarchical_allgather = false;
-  std::string timeline;
-  bool timeline_mark_cycles = false;
-  bool autotune = false;
-  std::string allreduce_algorithm;
-  std::string log_level;
-  int64_t ranks_per_node = -1;
-  // Raw size strings of collective mode (parsed by parse_size for nccl-tests spellings).
-  std::string min_bytes = "32M";
-  std::string max_bytes = "32M";
-};
+// Whether an option was on the command line. The holders' defaults (-1, 0) stand for "not
+// given", so a given value must never be mistaken for one: --batch-size 0 is an error, not
+// "the trace's batch", and --fusion-threshold-mb -1 is an error, not "the default".
+bool given(const CLI::App& app, const char* name) { return app.count(name) > 0; }
 
 std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
   auto app = std::make_unique<CLI::App>(kDescription, "hvdbench");
@@ -96,12 +84,8 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
                   "(uses -n/-w)")
       ->group(what);
 
+  add_launch_flags(*app, o);
   const char* where = "Launch (horovodrun-style)";
-  app->add_option("--np", o->np, "number of ranks (also spelled -np); default 1")->group(where);
-  app->add_option("-H,--hosts", o->hosts, "hosts and slots, e.g. host1:4,host2:4")->group(where);
-  app->add_option("--hostfile", o->hostfile, "Open MPI hostfile")->group(where);
-  app->add_option("--mpi-args", o->mpi_args, "extra arguments for mpirun (one string)")
-      ->group(where);
   app->add_option("--device", o->device,
                   "cpu (host memory, default) or gpu (device memory, NCCL backend)")
       ->group(where);
@@ -150,102 +134,14 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
                   "(default 1)")
       ->group(coll);
 
-  const char* knobs = "Runtime knobs (become HVD_* variables)";
-  app->add_option("--fusion-threshold-mb", k->fusion_threshold_mb,
-                  "tensor fusion buffer in MiB (default 128; 0 disables fusion)")
-      ->group(knobs);
-  app->add_option("--cycle-time-ms", k->cycle_time_ms,
-                  "background cycle time (default 1; collective mode 0 = event-driven)")
-      ->group(knobs);
-  app->add_option("--cache-capacity", k->cache_capacity, "response cache entries (0 disables)")
-      ->group(knobs);
-  app->add_flag("--hierarchical-allreduce", k->hierarchical_allreduce,
-                "allreduce inside nodes, then across")
-      ->group(knobs);
-  app->add_flag("--hierarchical-allgather", k->hierarchical_allgather,
-                "allgather inside nodes, then across")
-      ->group(knobs);
-  app->add_option("--timeline-filename", k->timeline, "Chrome-trace timeline (per-rank files)")
-      ->group(knobs);
-  app->add_flag("--timeline-mark-cycles", k->timeline_mark_cycles, "mark cycles in the timeline")
-      ->group(knobs);
-  app->add_flag("--autotune", k->autotune, "HVD_AUTOTUNE=1: tune fusion threshold, cycle time and the on/off knobs while running (log: HVD_AUTOTUNE_LOG)")
-      ->group(knobs);
-  app->add_option("--allreduce-algorithm,--algorithm", k->allreduce_algorithm,
-                  "auto|ring|pipelined_ring|rhd|direct|hierarchical|native")
-      ->group(knobs);
-  app->add_option("--ranks-per-node", k->ranks_per_node,
-                  "every k consecutive ranks of a host count as one node (emulated nodes: "
-                  "hierarchical algorithms, --calibrate's across-node links)")
-      ->group(knobs);
-  app->add_option("--log-level", k->log_level, "trace|debug|info|warning|error")->group(knobs);
+  add_knob_flags(*app, k);
   return app;
-}
-
-// horovodrun spells the rank count "-np"; CLI11 would read that as "-n -p".
-std::vector<std::string> normalise_args(int argc, const char* const* argv) {
-  std::vector<std::string> out;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-np") a = "--np";
-    else if (a.rfind("-np=", 0) == 0) a = "-" + a;
-    out.push_back(a);
-  }
-  return out;
 }
 
 std::string fmt_number(double v) {
   std::ostringstream os;
   os << v;
   return os.str();
-}
-
-// Whether an option was on the command line. The holders' defaults (-1, 0) stand for "not
-// given", so a given value must never be mistaken for one: --batch-size 0 is an error, not
-// "the trace's batch", and --fusion-threshold-mb -1 is an error, not "the default".
-bool given(const CLI::App& app, const char* name) { return app.count(name) > 0; }
-
-// Turns the knob flags into HVD_* variables and checks them with the runtime's own rules.
-std::string collect_knobs(const CLI::App& app, const KnobFlags& k, Options* o) {
-  auto& env = o->knob_env;
-  if (given(app, "--fusion-threshold-mb")) {
-    // At most 1 TiB: the byte count must fit the runtime's int64 threshold.
-    if (!(k.fusion_threshold_mb >= 0 && k.fusion_threshold_mb <= 1048576))
-      return "--fusion-threshold-mb must be a number of MiB in [0, 1048576] (got " +
-             fmt_number(k.fusion_threshold_mb) + ")";
-    env["HVD_FUSION_THRESHOLD"] =
-        std::to_string(static_cast<int64_t>(k.fusion_threshold_mb * 1048576.0));
-  }
-  if (given(app, "--cycle-time-ms")) {
-    if (!(k.cycle_time_ms >= 0 && std::isfinite(k.cycle_time_ms)))
-      return "--cycle-time-ms must be a finite number >= 0 (got " + fmt_number(k.cycle_time_ms) +
-             ")";
-    env["HVD_CYCLE_TIME"] = fmt_number(k.cycle_time_ms);
-  }
-  if (given(app, "--cache-capacity")) {
-    if (k.cache_capacity < 0)
-      return "--cache-capacity must be >= 0 (got " + std::to_string(k.cache_capacity) + ")";
-    env["HVD_CACHE_CAPACITY"] = std::to_string(k.cache_capacity);
-  }
-  if (k.hierarchical_allreduce) env["HVD_HIERARCHICAL_ALLREDUCE"] = "1";
-  if (k.hierarchical_allgather) env["HVD_HIERARCHICAL_ALLGATHER"] = "1";
-  if (!k.timeline.empty()) env["HVD_TIMELINE"] = k.timeline;
-  if (k.timeline_mark_cycles) env["HVD_TIMELINE_MARK_CYCLES"] = "1";
-  if (k.autotune) env["HVD_AUTOTUNE"] = "1";
-  if (!k.allreduce_algorithm.empty()) env["HVD_ALLREDUCE_ALGORITHM"] = k.allreduce_algorithm;
-  if (!k.log_level.empty()) env["HVD_LOG_LEVEL"] = k.log_level;
-  if (given(app, "--ranks-per-node")) {
-    if (k.ranks_per_node < 1)
-      return "--ranks-per-node must be at least 1 (got " + std::to_string(k.ranks_per_node) + ")";
-    env["HVD_RANKS_PER_NODE"] = std::to_string(k.ranks_per_node);
-  }
-  Config c;
-  for (const auto& [name, value] : env) {
-    Status s = c.set(name, value);
-    if (!s.ok()) return s.message();
-  }
-  Status s = c.validate();
-  return s.ok() ? "" : s.message();
 }
 
 std::string check_model_mode(const CLI::App& app, const Options& o) {
@@ -293,6 +189,118 @@ std::string check_collective_mode(const KnobFlags& k, Options* o) {
 }
 
 }  // namespace
+
+void add_launch_flags(CLI::App& app, Options* o) {
+  const char* where = "Launch (horovodrun-style)";
+  app.add_option("--np", o->np, "number of ranks (also spelled -np); default 1")->group(where);
+  app.add_option("-H,--hosts", o->hosts, "hosts and slots, e.g. host1:4,host2:4")->group(where);
+  app.add_option("--hostfile", o->hostfile, "Open MPI hostfile")->group(where);
+  app.add_option("--mpi-args", o->mpi_args, "extra arguments for mpirun (one string)")
+      ->group(where);
+}
+
+void add_knob_flags(CLI::App& app, KnobFlags* k) {
+  auto* a = &app;
+  const char* knobs = "Runtime knobs (become HVD_* variables)";
+  a->add_option("--fusion-threshold-mb", k->fusion_threshold_mb,
+                  "tensor fusion buffer in MiB (default 128; 0 disables fusion)")
+      ->group(knobs);
+  a->add_option("--cycle-time-ms", k->cycle_time_ms,
+                  "background cycle time (default 1; collective mode 0 = event-driven)")
+      ->group(knobs);
+  a->add_option("--cache-capacity", k->cache_capacity, "response cache entries (0 disables)")
+      ->group(knobs);
+  a->add_flag("--hierarchical-allreduce", k->hierarchical_allreduce,
+                "allreduce inside nodes, then across")
+      ->group(knobs);
+  a->add_flag("--hierarchical-allgather", k->hierarchical_allgather,
+                "allgather inside nodes, then across")
+      ->group(knobs);
+  a->add_option("--timeline-filename", k->timeline, "Chrome-trace timeline (per-rank files)")
+      ->group(knobs);
+  a->add_flag("--timeline-mark-cycles", k->timeline_mark_cycles, "mark cycles in the timeline")
+      ->group(knobs);
+  a->add_flag("--autotune", k->autotune, "HVD_AUTOTUNE=1: tune fusion threshold, cycle time and the on/off knobs while running (log: HVD_AUTOTUNE_LOG)")
+      ->group(knobs);
+  a->add_option("--allreduce-algorithm,--algorithm", k->allreduce_algorithm,
+                  "auto|ring|pipelined_ring|rhd|direct|hierarchical|native")
+      ->group(knobs);
+  a->add_option("--ranks-per-node", k->ranks_per_node,
+                  "every k consecutive ranks of a host count as one node (emulated nodes: "
+                  "hierarchical algorithms, --calibrate's across-node links)")
+      ->group(knobs);
+  a->add_option("--log-level", k->log_level, "trace|debug|info|warning|error")->group(knobs);
+}
+
+// horovodrun spells the rank count "-np"; CLI11 would read that as "-n -p". With `app`,
+// stops at the first positional argument (hvdrun's command keeps its own flags).
+std::vector<std::string> normalise_args(int argc, const char* const* argv, const CLI::App* app) {
+  std::vector<std::string> out;
+  bool in_command = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (!in_command) {
+      if (a == "-np") a = "--np";
+      else if (a.rfind("-np=", 0) == 0) a = "-" + a;
+      if (app && !a.empty() && a[0] == '-' && a.find('=') == std::string::npos) {
+        const CLI::Option* opt = app->get_option_no_throw(a);
+        if (opt && opt->get_type_size() != 0 && i + 1 < argc) {  // the option's value
+          out.push_back(a);
+          a = argv[++i];
+        }
+      } else if (app && (a.empty() || a[0] != '-')) {
+        in_command = true;
+      }
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+
+
+// Turns the knob flags into HVD_* variables and checks them with the runtime's own rules.
+std::string collect_knobs(const CLI::App& app, const KnobFlags& k, Options* o) {
+  auto& env = o->knob_env;
+  if (given(app, "--fusion-threshold-mb")) {
+    // At most 1 TiB: the byte count must fit the runtime's int64 threshold.
+    if (!(k.fusion_threshold_mb >= 0 && k.fusion_threshold_mb <= 1048576))
+      return "--fusion-threshold-mb must be a number of MiB in [0, 1048576] (got " +
+             fmt_number(k.fusion_threshold_mb) + ")";
+    env["HVD_FUSION_THRESHOLD"] =
+        std::to_string(static_cast<int64_t>(k.fusion_threshold_mb * 1048576.0));
+  }
+  if (given(app, "--cycle-time-ms")) {
+    if (!(k.cycle_time_ms >= 0 && std::isfinite(k.cycle_time_ms)))
+      return "--cycle-time-ms must be a finite number >= 0 (got " + fmt_number(k.cycle_time_ms) +
+             ")";
+    env["HVD_CYCLE_TIME"] = fmt_number(k.cycle_time_ms);
+  }
+  if (given(app, "--cache-capacity")) {
+    if (k.cache_capacity < 0)
+      return "--cache-capacity must be >= 0 (got " + std::to_string(k.cache_capacity) + ")";
+    env["HVD_CACHE_CAPACITY"] = std::to_string(k.cache_capacity);
+  }
+  if (k.hierarchical_allreduce) env["HVD_HIERARCHICAL_ALLREDUCE"] = "1";
+  if (k.hierarchical_allgather) env["HVD_HIERARCHICAL_ALLGATHER"] = "1";
+  if (!k.timeline.empty()) env["HVD_TIMELINE"] = k.timeline;
+  if (k.timeline_mark_cycles) env["HVD_TIMELINE_MARK_CYCLES"] = "1";
+  if (k.autotune) env["HVD_AUTOTUNE"] = "1";
+  if (!k.allreduce_algorithm.empty()) env["HVD_ALLREDUCE_ALGORITHM"] = k.allreduce_algorithm;
+  if (!k.log_level.empty()) env["HVD_LOG_LEVEL"] = k.log_level;
+  if (given(app, "--ranks-per-node")) {
+    if (k.ranks_per_node < 1)
+      return "--ranks-per-node must be at least 1 (got " + std::to_string(k.ranks_per_node) + ")";
+    env["HVD_RANKS_PER_NODE"] = std::to_string(k.ranks_per_node);
+  }
+  Config c;
+  for (const auto& [name, value] : env) {
+    Status s = c.set(name, value);
+    if (!s.ok()) return s.message();
+  }
+  Status s = c.validate();
+  return s.ok() ? "" : s.message();
+}
 
 std::optional<int64_t> parse_size(const std::string& text) {
   std::string t = text;

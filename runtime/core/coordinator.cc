@@ -51,10 +51,12 @@ std::string mismatch_error(const std::vector<const TensorRequest*>& reqs, int) {
       os << "Mismatched reduction operations: one rank requested " << op_name(a.reduce_op) << ", but another rank requested " << op_name(b.reduce_op);
     } else if (a.prescale != b.prescale || a.postscale != b.postscale) {
       os << "Mismatched scale factors: one rank gave prescale " << a.prescale << " and postscale " << a.postscale << ", but another rank gave " << b.prescale << " and " << b.postscale;
+    } else if (a.op == OpType::kRemoveProcessSet && a.root != b.root) {
+      os << "Mismatched process set removal: one rank removed process set " << a.root << ", but another rank process set " << b.root;
     } else if (a.op == OpType::kBroadcast && a.root != b.root) {
       os << "Mismatched broadcast root ranks: one rank specified root rank " << a.root << ", but another rank specified root rank " << b.root;
     } else if (a.group_size != b.group_size) {
-      os << "Mismatched grouped allreduce: one rank grouped " << a.group_size << " tensors, but another rank " << b.group_size;
+      os << "Mismatched grouped " << opn << ": one rank grouped " << a.group_size << " tensors, but another rank " << b.group_size;
     } else if (a.op == OpType::kAddProcessSet && a.ranks != b.ranks) {
       std::vector<int> ar(a.ranks.begin(), a.ranks.end()), br(b.ranks.begin(), b.ranks.end());
       os << "Mismatched process set: one rank asked for ranks " << ranks_str(ar) << ", but another rank for " << ranks_str(br);
@@ -106,13 +108,32 @@ std::vector<uint8_t> Controller::coordinate(const std::vector<std::vector<uint8_
     Response resp = build_response(name, pend);
     table_.erase(name);
     arrival_.erase(std::find(arrival_.begin(), arrival_.end(), name));
-    if (gid < 0 || !resp.error.empty()) {
+    if (gid < 0) {
       plan.push_back(std::move(resp));
       continue;
     }
     auto& members = groups_[gid];
     members.push_back(std::move(resp));
     if (static_cast<int>(members.size()) < gsize) continue;
+    // A group fails as a whole: one member's error (a mismatch) is every member's.
+    auto failed = std::find_if(members.begin(), members.end(), [](const Response& m) { return !m.error.empty(); });
+    if (failed != members.end()) {
+      for (Response& m : members) {
+        if (m.error.empty()) {
+          m.error = "grouped " + lower(optype_name(m.op)) + ": another tensor of the group failed: " + failed->error;
+          m.error_code = failed->error_code;
+        }
+        plan.push_back(std::move(m));
+      }
+      groups_.erase(gid);
+      continue;
+    }
+    if (members[0].op != OpType::kAllreduce) {
+      // Allgather, reducescatter: negotiated as one unit, executed back to back.
+      for (Response& m : members) plan.push_back(std::move(m));
+      groups_.erase(gid);
+      continue;
+    }
     Response fusedg = members[0];  // a group is negotiated and executed as one unit
     for (size_t i = 1; i < members.size(); ++i) {
       fusedg.names.push_back(members[i].names[0]);

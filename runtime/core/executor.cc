@@ -61,6 +61,7 @@ Status Executor::run() {
     case OpType::kAlltoall: s = alltoall(); break;
     case OpType::kReducescatter: s = reducescatter(); break;
     case OpType::kAddProcessSet: s = add_process_set(); break;
+    case OpType::kRemoveProcessSet: s = remove_process_set(); break;
     case OpType::kJoin:
       for (auto& e : entries_)
         if (e) e->handle->set_last_joined(r_.last_joined_rank);

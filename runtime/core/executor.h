@@ -25,6 +25,7 @@ class Executor {
   Status alltoall();
   Status reducescatter();
   Status add_process_set();
+  Status remove_process_set();
   enum class Algo { kRing, kRhd, kDirect, kHierarchical, kNative };
   Algo choose_allreduce(int64_t bytes) const;
   Status allreduce_with(void* buf, int64_t count);

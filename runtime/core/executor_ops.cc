@@ -355,4 +355,19 @@ Status Executor::add_process_set() {
   return Status::OK();
 }
 
+// Every rank marks the set removed in the same cycle, before the caller's handle completes:
+// from then on enqueue refuses it. Members keep the set alive until the cycle's end (the
+// cycle still walks it), then drop it (RuntimeImpl::drop_removed_sets).
+Status Executor::remove_process_set() {
+  std::unique_lock<Mutex> lk(*rt_.queue_mu_);
+  const size_t id = static_cast<size_t>(r_.root);
+  if (id < rt_.set_sizes_.size()) rt_.set_sizes_[id] = 0;
+  auto it = rt_.sets_.find(r_.root);
+  if (it != rt_.sets_.end()) {
+    rt_.removed_sets_.push_back(std::move(it->second));
+    rt_.sets_.erase(it);
+  }
+  return Status::OK();
+}
+
 }  // namespace hvd

@@ -121,6 +121,24 @@ Status grouped_allreduce(const std::vector<std::string>& names, const std::vecto
 Handle allgather_async(const std::string& name, const Tensor& in) {
   return runtime() ? runtime()->allgather_async(name, in) : not_init_handle();
 }
+std::vector<Handle> grouped_allgather_async(const std::vector<std::string>& names,
+                                            const std::vector<Tensor>& ins) {
+  return runtime() ? runtime()->grouped_allgather_async(names, ins)
+                   : std::vector<Handle>{not_init_handle()};
+}
+Status grouped_allgather(const std::vector<std::string>& names, const std::vector<Tensor>& ins,
+                         std::vector<Handle>* out) {
+  return runtime() ? runtime()->grouped_allgather(names, ins, out) : not_init();
+}
+std::vector<Handle> grouped_reducescatter_async(const std::vector<std::string>& names,
+                                                const std::vector<Tensor>& ins, ReduceOp op) {
+  return runtime() ? runtime()->grouped_reducescatter_async(names, ins, op)
+                   : std::vector<Handle>{not_init_handle()};
+}
+Status grouped_reducescatter(const std::vector<std::string>& names, const std::vector<Tensor>& ins,
+                             std::vector<Handle>* out, ReduceOp op) {
+  return runtime() ? runtime()->grouped_reducescatter(names, ins, out, op) : not_init();
+}
 Status broadcast(const std::string& name, const Tensor& buf, int root) {
   return runtime() ? runtime()->broadcast(name, buf, root) : not_init();
 }
@@ -132,5 +150,11 @@ Handle reducescatter_async(const std::string& name, const Tensor& in, ReduceOp o
 }
 Status barrier() { return runtime() ? runtime()->barrier() : not_init(); }
 Status join(int* last) { return runtime() ? runtime()->join(last) : not_init(); }
+Status add_process_set(const std::vector<int>& ranks, int* id) {
+  return runtime() ? runtime()->add_process_set(ranks, id) : not_init();
+}
+Status remove_process_set(int id) {
+  return runtime() ? runtime()->remove_process_set(id) : not_init();
+}
 
 }  // namespace hvd

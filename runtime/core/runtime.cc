@@ -325,6 +325,7 @@ bool RuntimeImpl::cycle_body() {
     }
     autotune_end_of_cycle(tunables, bytes);
   }
+  drop_removed_sets();
   if (timeline_ && !opts_.timeline) timeline_->flush();
   if (stop) {
     fail_all(Status::Aborted("the hvd runtime was shut down (a rank called shutdown) while "
@@ -363,7 +364,8 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
   if (stopped_) return finished_handle(failure_.ok() ? Status::Aborted("runtime stopped") : failure_);
   auto it = sets_.find(req.process_set);
   if (it == sets_.end()) {
-    const bool exists = req.process_set >= 0 && req.process_set < static_cast<int>(set_sizes_.size());
+    const bool exists = req.process_set >= 0 && req.process_set < static_cast<int>(set_sizes_.size()) &&
+                        set_sizes_[static_cast<size_t>(req.process_set)] > 0;
     return finished_handle(Status::InvalidArgument(
         exists ? "rank " + std::to_string(world().rank()) + " is not a member of process set " + std::to_string(req.process_set)
                : "process set " + std::to_string(req.process_set) + " does not exist"));
@@ -396,6 +398,31 @@ Status RuntimeImpl::add_process_set(const std::vector<int>& ranks, int* id) {
   return s;
 }
 
+Status RuntimeImpl::remove_process_set(int id) {
+  OpRequest q;
+  q.op = OpType::kRemoveProcessSet;
+  q.name = "process_set." + std::to_string(add_set_calls_++);
+  q.root = id;
+  q.input.shape = {};
+  q.caller_waits = true;
+  return enqueue(std::move(q))->wait();
+}
+
+// Sets removed by this cycle's REMOVE_PROCESS_SET responses leave after the cycle walked
+// every set; what was still pending in them fails.
+void RuntimeImpl::drop_removed_sets() {
+  std::vector<std::shared_ptr<HandleImpl>> handles;
+  std::vector<std::unique_ptr<ProcessSet>> gone;
+  {
+    std::unique_lock<Mutex> lk(*queue_mu_);
+    gone.swap(removed_sets_);
+    for (auto& ps : gone)
+      for (auto& [name, e] : ps->table) handles.push_back(e.handle);
+  }
+  for (auto& h : handles)
+    h->complete(Status::Aborted("process set was removed while this operation was pending"));
+}
+
 }  // namespace hvd
 
 namespace hvd {
@@ -408,7 +435,8 @@ Status RuntimeImpl::validate(const OpRequest& q) const {
     if (d < 0) return Status::InvalidArgument(what() + "negative dimension in shape " + shape_string(q.input.shape));
   Device* dev = q.input.device == DeviceKind::kGPU ? opts_.gpu : opts_.cpu;
   if (!dev) return Status::InvalidArgument(what() + "tensor is on the GPU but this runtime has no GPU device");
-  const bool needs_data = q.op != OpType::kBarrier && q.op != OpType::kJoin && q.op != OpType::kAddProcessSet;
+  const bool needs_data = q.op != OpType::kBarrier && q.op != OpType::kJoin &&
+                          q.op != OpType::kAddProcessSet && q.op != OpType::kRemoveProcessSet;
   if (needs_data && !q.input.data && q.input.count() > 0 && !dev->allows_phantom())
     return Status::InvalidArgument(what() + "input tensor has no storage");
   if (!std::isfinite(q.prescale) || !std::isfinite(q.postscale))
@@ -462,6 +490,12 @@ Status RuntimeImpl::validate(const OpRequest& q) const {
       if (seen.empty()) return Status::InvalidArgument("add_process_set: no ranks");
       break;
     }
+    case OpType::kRemoveProcessSet:
+      if (q.process_set != 0) return Status::InvalidArgument("remove_process_set runs on the world set only");
+      if (q.root == 0) return Status::InvalidArgument("remove_process_set: process set 0 (the world) cannot be removed");
+      if (q.root < 0 || q.root >= static_cast<int>(set_sizes_.size()) || set_sizes_[static_cast<size_t>(q.root)] == 0)
+        return Status::InvalidArgument("remove_process_set: process set " + std::to_string(q.root) + " does not exist");
+      break;
     default:
       break;
   }

@@ -55,38 +55,88 @@ Status Runtime::allreduce(const std::string& name, const Tensor& in, const Tenso
   return enqueue(std::move(q))->wait();
 }
 
+namespace {
+
+// The requests of one group share a group id and size: the coordinator answers them in the
+// same cycle, as one unit (allreduce: one fused response; the others back to back). `outs`
+// is null for the collectives whose results the runtime allocates.
+std::vector<Handle> grouped_async(RuntimeImpl& impl, OpType op, const std::vector<std::string>& names,
+                                  const std::vector<Tensor>& ins, const std::vector<Tensor>* outs,
+                                  ReduceOp reduce_op, int process_set) {
+  std::vector<Handle> hs;
+  if (names.size() != ins.size() || (outs && names.size() != outs->size())) {
+    OpRequest bad;
+    bad.op = op;
+    bad.name = "";
+    hs.push_back(impl.enqueue(bad));
+    return hs;
+  }
+  const int gid = impl.next_group_id();
+  for (size_t i = 0; i < names.size(); ++i) {
+    OpRequest q = request(op, names[i], ins[i], process_set);
+    if (outs) q.output = (*outs)[i];
+    q.reduce_op = reduce_op;
+    q.group_id = gid;
+    q.group_size = static_cast<int>(names.size());
+    hs.push_back(impl.enqueue(std::move(q)));
+  }
+  return hs;
+}
+
+// Waits for every handle; the first failure is the result.
+Status wait_all(const std::vector<Handle>& hs) {
+  Status first;
+  for (auto& h : hs) {
+    Status s = h->wait();
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
+}
+
+}  // namespace
+
 std::vector<Handle> Runtime::grouped_allreduce_async(const std::vector<std::string>& names,
                                                      const std::vector<Tensor>& ins,
                                                      const std::vector<Tensor>& outs, ReduceOp op,
                                                      int process_set) {
-  std::vector<Handle> hs;
-  if (names.size() != ins.size() || names.size() != outs.size()) {
-    OpRequest bad;
-    bad.name = "";
-    hs.push_back(enqueue(bad));
-    return hs;
-  }
-  const int gid = impl_->next_group_id();
-  for (size_t i = 0; i < names.size(); ++i) {
-    OpRequest q = request(OpType::kAllreduce, names[i], ins[i], process_set);
-    q.output = outs[i];
-    q.reduce_op = op;
-    q.group_id = gid;
-    q.group_size = static_cast<int>(names.size());
-    hs.push_back(enqueue(std::move(q)));
-  }
-  return hs;
+  return grouped_async(*impl_, OpType::kAllreduce, names, ins, &outs, op, process_set);
 }
 
 Status Runtime::grouped_allreduce(const std::vector<std::string>& names,
                                   const std::vector<Tensor>& ins, const std::vector<Tensor>& outs,
                                   ReduceOp op, int process_set) {
-  Status first;
-  for (auto& h : grouped_allreduce_async(names, ins, outs, op, process_set)) {
-    Status s = h->wait();
-    if (!s.ok() && first.ok()) first = s;
-  }
-  return first;
+  return wait_all(grouped_allreduce_async(names, ins, outs, op, process_set));
+}
+
+std::vector<Handle> Runtime::grouped_allgather_async(const std::vector<std::string>& names,
+                                                     const std::vector<Tensor>& ins,
+                                                     int process_set) {
+  return grouped_async(*impl_, OpType::kAllgather, names, ins, nullptr, ReduceOp::kSum,
+                       process_set);
+}
+
+Status Runtime::grouped_allgather(const std::vector<std::string>& names,
+                                  const std::vector<Tensor>& ins, std::vector<Handle>* out,
+                                  int process_set) {
+  std::vector<Handle> hs = grouped_allgather_async(names, ins, process_set);
+  Status s = wait_all(hs);
+  if (out) *out = std::move(hs);
+  return s;
+}
+
+std::vector<Handle> Runtime::grouped_reducescatter_async(const std::vector<std::string>& names,
+                                                         const std::vector<Tensor>& ins,
+                                                         ReduceOp op, int process_set) {
+  return grouped_async(*impl_, OpType::kReducescatter, names, ins, nullptr, op, process_set);
+}
+
+Status Runtime::grouped_reducescatter(const std::vector<std::string>& names,
+                                      const std::vector<Tensor>& ins, std::vector<Handle>* out,
+                                      ReduceOp op, int process_set) {
+  std::vector<Handle> hs = grouped_reducescatter_async(names, ins, op, process_set);
+  Status s = wait_all(hs);
+  if (out) *out = std::move(hs);
+  return s;
 }
 
 Handle Runtime::allgather_async(const std::string& name, const Tensor& in, int process_set) {
@@ -148,6 +198,8 @@ Status Runtime::join(int* last_joined_rank) {
 Status Runtime::add_process_set(const std::vector<int>& ranks, int* id) {
   return impl_->add_process_set(ranks, id);
 }
+
+Status Runtime::remove_process_set(int id) { return impl_->remove_process_set(id); }
 
 Status run_local(int size, const Config& config, const std::function<void(Runtime&)>& body,
                  int ranks_per_node, TimelineWriter* timeline) {

@@ -50,6 +50,7 @@ class RuntimeImpl {
   bool running() const { return running_; }
   Handle enqueue(OpRequest req);
   Status add_process_set(const std::vector<int>& ranks, int* id);
+  Status remove_process_set(int id);
   Transport& world() const { return *opts_.transport; }
   const Config& config() const { return start_config_; }
   RuntimeStats stats() const;
@@ -72,6 +73,7 @@ class RuntimeImpl {
   bool wait_for_cycle();
   bool has_work_locked() const;
   void fail_all(const Status& s);
+  void drop_removed_sets();
   Status perform(ProcessSet& ps, const Response& r);
   double ts_us(double t) const { return (t - opts_.time_origin) * 1e6; }
   // Autotune (runtime/core/autotune_runtime.cc).
@@ -89,7 +91,9 @@ class RuntimeImpl {
   TimelineWriter* timeline_ = nullptr;
   std::map<int, std::unique_ptr<ProcessSet>> sets_;   // only sets this rank belongs to
   std::vector<int> set_sizes_;                       // every set's size, by id (not its
-                                                     // members: O(np) per rank)
+                                                     // members: O(np) per rank); 0: removed
+  std::vector<std::unique_ptr<ProcessSet>> removed_sets_;  // removed this cycle, dropped at
+                                                           // its end (the cycle walks the sets)
   std::unique_ptr<Activity> loop_activity_;
   bool running_ = false;
   bool shutdown_requested_ = false;  // guarded by queue mutex

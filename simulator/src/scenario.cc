@@ -51,10 +51,13 @@ void set_path(json& doc, const std::string& path, const json& value, const std::
       continue;
     }
     (*cur)[parts[i]] = value;
-    // workload.model and workload.models say the same thing: setting one replaces the other
-    // (a scenario with "models" and --set workload.model=vgg16 runs vgg16 alone).
-    if (walked == "workload.model") cur->erase("models");
-    if (walked == "workload.models") cur->erase("model");
+    // workload.model, workload.models and workload.trace say the same thing: setting one
+    // replaces the others (a scenario with "models" and --set workload.model=vgg16 runs
+    // vgg16 alone; --set workload.trace=run.json the recorded trace alone).
+    for (const char* spelling : {"model", "models", "trace"})
+      if (walked == std::string("workload.") + spelling)
+        for (const char* other : {"model", "models", "trace"})
+          if (std::string(other) != spelling) cur->erase(other);
   }
 }
 

@@ -406,11 +406,15 @@ constexpr double kMaxStepSeconds = 86400;
 
 void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   const std::string path = "workload";
-  only_keys(j, path, {"models", "model", "batch_size", "steps", "warmup_steps", "optimizer_time", "max_tuning_steps"});
+  only_keys(j, path, {"models", "model", "trace", "batch_size", "steps", "warmup_steps", "optimizer_time", "max_tuning_steps"});
   w->models.clear();
   if (j.contains("model") && j.contains("models"))  // which one was meant?
     fail("workload.model", j["model"], "allowed beside workload.models (give one of the two)");
+  if (j.contains("trace") && (j.contains("model") || j.contains("models")))
+    fail("workload.trace", j["trace"], "allowed beside workload.model(s) (give one of them)");
   if (j.contains("model")) w->models.push_back(get_string(j, path, "model", ""));
+  // A model trace file, e.g. one recorded by hvd.torch (HVD_RECORD_TRACE): same as "model".
+  if (j.contains("trace")) w->models.push_back(get_string(j, path, "trace", ""));
   if (j.contains("models")) {
     const json& m = j["models"];
     if (!m.is_array() || m.empty() || m.size() > 64) fail("workload.models", m, "a non-empty array of at most 64 model names");
@@ -434,9 +438,12 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   slowest /= min_speed;
   for (size_t i = 0; i < w->models.size(); ++i) {
     auto t = workloads::find_model(w->models[i]);
-    if (!t)
-      throw ScenarioError("workload.models[" + std::to_string(i) + "]",
-                          show_json(w->models[i]) + " is not " + known_model(t.error()));
+    if (!t) {
+      const std::string where = j.contains("trace")   ? std::string("workload.trace")
+                                : j.contains("model") ? std::string("workload.model")
+                                                      : "workload.models[" + std::to_string(i) + "]";
+      throw ScenarioError(where, show_json(w->models[i]) + " is not " + known_model(t.error()));
+    }
     auto plan = workloads::make_step_plan(*t, c.gpu, w->batch_size);
     if (!plan) continue;  // the run says why
     const double step = plan->step_s * slowest + w->optimizer_s;

@@ -132,5 +132,97 @@ TEST(Mpi, ProcessSetOfEvenRanks) {
   }
 }
 
+// Grouped allgather (ragged first dimensions) and grouped reducescatter: every member of a
+// group completes with its own result, in one negotiated unit.
+TEST(Mpi, GroupedAllgatherAndReducescatter) {
+  const int r = rank(), p = size();
+  std::vector<std::vector<int32_t>> rows(3);
+  std::vector<std::string> names;
+  std::vector<Tensor> ins;
+  for (int k = 0; k < 3; ++k) {
+    rows[k].assign(static_cast<size_t>((r + k + 1) * 2), r * 10 + k);
+    names.push_back("mpi.gag." + std::to_string(k));
+    ins.push_back(Tensor{rows[k].data(), DataType::kInt32, {r + k + 1, 2}});
+  }
+  std::vector<Handle> ag;
+  Status s = grouped_allgather(names, ins, &ag);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  ASSERT_EQ(ag.size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    int64_t want_rows = 0;
+    for (int q = 0; q < p; ++q) want_rows += q + k + 1;
+    ASSERT_EQ(ag[k]->output_shape(), (std::vector<int64_t>{want_rows, 2}));
+    const int32_t* g = static_cast<const int32_t*>(ag[k]->output());
+    size_t i = 0;
+    for (int q = 0; q < p; ++q)
+      for (int j = 0; j < (q + k + 1) * 2; ++j) ASSERT_EQ(g[i++], q * 10 + k) << "tensor " << k;
+  }
+  std::vector<std::vector<double>> full(2);
+  std::vector<Tensor> rin;
+  for (int k = 0; k < 2; ++k) {
+    full[k].assign(static_cast<size_t>(p * 4), static_cast<double>(r + k));
+    rin.push_back(Tensor{full[k].data(), DataType::kFloat64, {p * 2, 2}});
+  }
+  std::vector<Handle> rs = grouped_reducescatter_async({"mpi.grs.0", "mpi.grs.1"}, rin, ReduceOp::kSum);
+  ASSERT_EQ(rs.size(), 2u);
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_TRUE(rs[k]->wait().ok());
+    ASSERT_EQ(rs[k]->output_shape(), (std::vector<int64_t>{2, 2}));
+    const double want = p * (p - 1) / 2.0 + p * k;
+    EXPECT_EQ(static_cast<const double*>(rs[k]->output())[3], want) << "tensor " << k;
+  }
+  // One member with mismatched shapes fails the whole group on every rank, without a hang.
+  std::vector<float> a(4, 1.0f), b(6, 1.0f);
+  std::vector<Tensor> gi = {Tensor{a.data(), DataType::kFloat32, {2, 2}},
+                            Tensor{b.data(), DataType::kFloat32, {2, r == 0 ? 3 : 1}}};
+  std::vector<Handle> bad;
+  Status sb = grouped_allgather({"mpi.gbad.0", "mpi.gbad.1"}, gi, &bad);
+  EXPECT_EQ(sb.code(), StatusCode::kMismatch) << sb.to_string();
+  ASSERT_EQ(bad.size(), 2u);
+  EXPECT_FALSE(bad[0]->wait().ok()) << "the well-formed member fails with its group";
+  EXPECT_NE(bad[0]->wait().message().find("Mismatched allgather tensor shapes"), std::string::npos)
+      << bad[0]->wait().message();
+  // Likewise for a grouped allreduce (whose other members used to wait forever).
+  std::vector<float> c(4, 1.0f), d(4, 1.0f);
+  Status sa = runtime()->grouped_allreduce(
+      {"mpi.gbadar.0", "mpi.gbadar.1"},
+      {Tensor{c.data(), DataType::kFloat32, {4}}, Tensor{d.data(), DataType::kFloat32, {r == 0 ? 4 : 2}}},
+      {Tensor{c.data(), DataType::kFloat32, {4}}, Tensor{d.data(), DataType::kFloat32, {r == 0 ? 4 : 2}}},
+      ReduceOp::kSum);
+  EXPECT_EQ(sa.code(), StatusCode::kMismatch) << sa.to_string();
+}
+
+// A removed set refuses new work on every rank; its id is not reused; the world stays.
+TEST(Mpi, RemoveProcessSet) {
+  std::vector<int> first_two = {0, 1};
+  int id = -1;
+  ASSERT_TRUE(add_process_set(first_two, &id).ok());
+  ASSERT_GT(id, 0);
+  std::vector<int32_t> v(2, 1);
+  Tensor t{v.data(), DataType::kInt32, {2}};
+  if (rank() < 2) {
+    Status s = runtime()->allreduce("mpi.rm.before", t, t, ReduceOp::kSum, 1.0, 1.0, id);
+    ASSERT_TRUE(s.ok()) << s.to_string();
+    EXPECT_EQ(v[0], 2);
+  }
+  Status s = remove_process_set(id);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  Status after = runtime()->allreduce("mpi.rm.after", t, t, ReduceOp::kSum, 1.0, 1.0, id);
+  EXPECT_EQ(after.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(after.message().find("process set " + std::to_string(id) + " does not exist"), std::string::npos)
+      << after.message();
+  Status again = remove_process_set(id);
+  EXPECT_EQ(again.code(), StatusCode::kInvalidArgument) << again.to_string();
+  EXPECT_FALSE(remove_process_set(0).ok());
+  int id2 = -1;
+  ASSERT_TRUE(add_process_set(first_two, &id2).ok());
+  EXPECT_GT(id2, id);
+  ASSERT_TRUE(remove_process_set(id2).ok());
+  std::vector<float> w(3, 1.0f);
+  Tensor tw{w.data(), DataType::kFloat32, {3}};
+  ASSERT_TRUE(allreduce("mpi.rm.world", tw, tw, ReduceOp::kSum).ok());
+  EXPECT_FLOAT_EQ(w[0], static_cast<float>(size()));
+}
+
 }  // namespace
 }  // namespace hvd

@@ -194,6 +194,18 @@ TEST(HostileInput, ModelAndModelsAreOneSetting) {
   EXPECT_EQ(sc.points[1].workload.models, std::vector<std::string>{"resnet50"});
 }
 
+// workload.trace (a recorded model trace) is a third spelling of workload.model.
+TEST(HostileInput, TraceIsTheSameSettingAsModel) {
+  const std::string tiny = std::string(HVD_SOURCE_DIR) + "/bench/workloads/examples/tiny_mlp.json";
+  Scenario sc;
+  ASSERT_TRUE(parse_scenario(kBase, "s.json", {"workload.trace=" + tiny}, &sc).ok());
+  EXPECT_EQ(sc.points.at(0).workload.models, std::vector<std::string>{tiny});
+  EXPECT_EQ(error_of(R"({"cluster": {"nodes": 1}, "workload": {"trace": "a.json", "models": ["vgg16"]}})"),
+            "s.json: workload.trace: \"a.json\" is not allowed beside workload.model(s) (give one of them)");
+  EXPECT_NE(error_of(kBase, {"workload.trace=/nonexistent/run.json"}).find("s.json: workload.trace: \"/nonexistent/run.json\" is not a known model"),
+            std::string::npos);
+}
+
 // Platform files in a temporary folder.
 struct Platforms {
   fs::path dir = fs::temp_directory_path() / ("hvd_platforms_" + std::to_string(::getpid()));

@@ -42,6 +42,12 @@ Status grouped_allreduce(const std::vector<std::string>& names, const std::vecto
                          const std::vector<Tensor>& outs, ReduceOp op = ReduceOp::kAverage);
 /// Asynchronous allgather (result in the handle).
 Handle allgather_async(const std::string& name, const Tensor& in);
+/// Asynchronous grouped allgather: one negotiated unit, a handle (result) per tensor.
+std::vector<Handle> grouped_allgather_async(const std::vector<std::string>& names,
+                                            const std::vector<Tensor>& ins);
+/// Blocking grouped allgather; the finished handles (results) go to *out.
+Status grouped_allgather(const std::vector<std::string>& names, const std::vector<Tensor>& ins,
+                         std::vector<Handle>* out);
 /// Blocking broadcast from `root`.
 Status broadcast(const std::string& name, const Tensor& buf, int root);
 /// Asynchronous alltoall (result in the handle).
@@ -50,9 +56,20 @@ Handle alltoall_async(const std::string& name, const Tensor& in,
 /// Asynchronous reducescatter (result in the handle).
 Handle reducescatter_async(const std::string& name, const Tensor& in,
                            ReduceOp op = ReduceOp::kAverage);
+/// Asynchronous grouped reducescatter: one negotiated unit, a handle (result) per tensor.
+std::vector<Handle> grouped_reducescatter_async(const std::vector<std::string>& names,
+                                                const std::vector<Tensor>& ins,
+                                                ReduceOp op = ReduceOp::kAverage);
+/// Blocking grouped reducescatter; the finished handles (results) go to *out.
+Status grouped_reducescatter(const std::vector<std::string>& names, const std::vector<Tensor>& ins,
+                             std::vector<Handle>* out, ReduceOp op = ReduceOp::kAverage);
 /// Blocks until all ranks arrive.
 Status barrier();
 /// Joins; returns the last rank to join in *last.
 Status join(int* last = nullptr);
+/// Collective: creates a process set of the world ranks `ranks`; its id goes to *id.
+Status add_process_set(const std::vector<int>& ranks, int* id);
+/// Collective: removes process set `id` (created by add_process_set).
+Status remove_process_set(int id);
 
 }  // namespace hvd

@@ -42,11 +42,12 @@ struct OpRequest {
   ReduceOp reduce_op = ReduceOp::kAverage;  ///< allreduce/reducescatter reduction
   double prescale = 1.0;                 ///< multiply inputs by this before reducing
   double postscale = 1.0;                ///< multiply results by this after reducing
-  int root = 0;                          ///< broadcast root (rank in the process set)
+  int root = 0;                          ///< broadcast root (rank in the process set);
+                                         ///< remove_process_set: the set to remove
   std::vector<int64_t> splits;           ///< alltoall: first-dim rows sent to each peer
   int process_set = 0;                   ///< 0 = all ranks
-  int group_id = -1;                     ///< grouped_allreduce: set by the runtime
-  int group_size = 0;                    ///< grouped_allreduce: members of the group
+  int group_id = -1;                     ///< grouped ops: set by the runtime
+  int group_size = 0;                    ///< grouped ops: members of the group
   std::vector<int> set_ranks;            ///< add_process_set: the members (world ranks)
   bool caller_waits = false;             ///< the caller wait()s at once (blocking call): the
                                          ///< runtime need not wake its loop for this request
@@ -170,6 +171,13 @@ class Runtime {
                            int process_set = 0);
   /// Asynchronous allgather along the first dimension (which may differ per rank).
   Handle allgather_async(const std::string& name, const Tensor& in, int process_set = 0);
+  /// Allgathers several tensors as one negotiated unit (each result in its handle).
+  std::vector<Handle> grouped_allgather_async(const std::vector<std::string>& names,
+                                              const std::vector<Tensor>& ins,
+                                              int process_set = 0);
+  /// Blocking grouped allgather: the finished handles (results) go to *out.
+  Status grouped_allgather(const std::vector<std::string>& names, const std::vector<Tensor>& ins,
+                           std::vector<Handle>* out, int process_set = 0);
   /// Asynchronous broadcast of `buf` from `root` (in place).
   Handle broadcast_async(const std::string& name, const Tensor& buf, int root,
                          int process_set = 0);
@@ -181,12 +189,24 @@ class Runtime {
   /// Asynchronous reducescatter along the first dimension.
   Handle reducescatter_async(const std::string& name, const Tensor& in,
                              ReduceOp op = ReduceOp::kAverage, int process_set = 0);
+  /// Reducescatters several tensors as one negotiated unit (each result in its handle).
+  std::vector<Handle> grouped_reducescatter_async(const std::vector<std::string>& names,
+                                                  const std::vector<Tensor>& ins,
+                                                  ReduceOp op = ReduceOp::kAverage,
+                                                  int process_set = 0);
+  /// Blocking grouped reducescatter: the finished handles (results) go to *out.
+  Status grouped_reducescatter(const std::vector<std::string>& names,
+                               const std::vector<Tensor>& ins, std::vector<Handle>* out,
+                               ReduceOp op = ReduceOp::kAverage, int process_set = 0);
   /// Blocks until every rank of the set has called it.
   Status barrier(int process_set = 0);
   /// Declares this rank out of data; returns when all ranks joined (last joiner in *last).
   Status join(int* last_joined_rank = nullptr);
   /// Collective: creates a process set of `ranks` (every rank calls it, in the same order).
   Status add_process_set(const std::vector<int>& ranks, int* id);
+  /// Collective over the world: removes process set `id` (not 0). Its id is not reused;
+  /// operations still pending in it fail, later ones are refused.
+  Status remove_process_set(int id);
 
   /// The knobs the runtime was started with (autotuned values: autotune_state()).
   const Config& config() const;

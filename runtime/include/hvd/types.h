@@ -18,7 +18,8 @@ enum class ReduceOp : uint8_t { kAverage, kSum, kMin, kMax, kProduct };
 
 /// The collective a request asks for.
 enum class OpType : uint8_t {
-  kAllreduce, kAllgather, kBroadcast, kAlltoall, kReducescatter, kBarrier, kJoin, kAddProcessSet
+  kAllreduce, kAllgather, kBroadcast, kAlltoall, kReducescatter, kBarrier, kJoin, kAddProcessSet,
+  kRemoveProcessSet
 };
 
 /// Where a tensor lives.

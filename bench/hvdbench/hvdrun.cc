@@ -1,0 +1,78 @@
+// hvdrun: horovodrun's launcher for any command, on hvdbench's launcher code.
+//
+//   hvdrun -np 4 [-H host:slots,...] [--hostfile F] [--mpi-args "..."] [knob flags] CMD ARGS...
+//
+// Starts CMD on N ranks with Open MPI's mpirun (localhost: --bind-to none, idle ranks yield,
+// --oversubscribe beyond the cores; -H/--hostfile pass hosts on), the knob flags becoming
+// HVD_* variables of the ranks. Under an outer mpirun (OMPI_COMM_WORLD_SIZE set), or with
+// -np 1 on this host, it just runs CMD. Bad input: one line, exit 2.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "cli_flags.h"
+#include "launcher.h"
+
+namespace hb = hvd::bench;
+
+namespace {
+
+const char* kDescription =
+    "hvdrun: start a training command on N ranks of the hvd runtime (horovodrun-style).\n"
+    "-np N on this host runs CMD under Open MPI's mpirun (--bind-to none, idle ranks yield\n"
+    "their core, --oversubscribe when N > cores); -H/--hostfile pass hosts on. Under an outer\n"
+    "mpirun, or with -np 1 on this host, CMD runs directly. Knob flags become HVD_* variables\n"
+    "of the ranks (HVD_*/HOROVOD_* set by hand work too).";
+
+const char* kFooter =
+    "\nExamples:\n"
+    "  hvdrun -np 4 python3 train.py --epochs 2\n"
+    "  hvdrun -np 8 -H a:4,b:4 python3 train.py\n"
+    "  hvdrun -np 2 --timeline-filename /tmp/tl.json --cycle-time-ms 2 python3 train.py\n"
+    "\nExit codes: CMD's own; 1 when mpirun or CMD cannot be started; 2 bad input.\n";
+
+int bad(const std::string& msg) {
+  std::cerr << "hvdrun: " << msg << "\n";
+  return hb::kExitBadInput;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hb::Options o;
+  hb::KnobFlags k;
+  CLI::App app(kDescription, "hvdrun");
+  app.footer(kFooter);
+  app.get_formatter()->column_width(34);
+  app.prefix_command();  // the first positional argument starts CMD: all of it is CMD's
+  hb::add_launch_flags(app, &o);
+  hb::add_knob_flags(app, &k);
+  std::vector<std::string> args = hb::normalise_args(argc, argv, &app);
+  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return hb::kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return bad(e.what());
+  }
+  std::vector<std::string> cmd = app.remaining();
+  if (cmd.empty()) return bad("no command to run (e.g. hvdrun -np 2 python3 train.py; see --help)");
+  if (o.np < 1) return bad("-np must be at least 1 (got " + std::to_string(o.np) + ")");
+  if (!o.hosts.empty() && !o.hostfile.empty()) return bad("-H/--hosts and --hostfile are exclusive");
+  if (!o.hostfile.empty() && !std::ifstream(o.hostfile))
+    return bad("--hostfile: cannot read '" + o.hostfile + "'");
+  std::string knob_error = hb::collect_knobs(app, k, &o);
+  if (!knob_error.empty()) return bad(knob_error);
+  hb::export_knob_env(o);
+  const bool here_alone = o.np == 1 && o.hosts.empty() && o.hostfile.empty();
+  if (hb::mpi_world_size_from_env() > 0 || here_alone)
+    return hb::exec_command(cmd, "hvdrun", "");
+  std::vector<std::string> rest(cmd.begin() + 1, cmd.end());
+  std::vector<std::string> launch = hb::mpirun_command(o, cmd[0], rest, geteuid() == 0, hb::host_cores());
+  return hb::exec_command(launch, "hvdrun",
+                          "to start " + std::to_string(o.np) +
+                              " ranks (install Open MPI, set HVDBENCH_MPIRUN, or run under mpirun)");
+}

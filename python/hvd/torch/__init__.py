@@ -1,0 +1,32 @@
+"""hvd.torch: Horovod's ``horovod.torch`` API on the hvd runtime.
+
+A training script moves to hvd by changing one import::
+
+    import hvd.torch as hvd
+    hvd.init()
+    opt = hvd.DistributedOptimizer(opt, named_parameters=model.named_parameters())
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+
+Tensors are CPU tensors; the runtime reads and writes their storage directly wherever the
+dtype is one it has (uint8, int8, int32, int64, float16, bfloat16, float32, float64).
+bool, int16 and complex tensors are converted on the way (see docs/python.md).
+"""
+from hvd import HvdError, HorovodInternalError  # noqa: F401
+from hvd.torch.compression import Compression  # noqa: F401
+from hvd.torch.mpi_ops import (  # noqa: F401
+    Average, Sum, Min, Max, Product, Adasum,
+    init, shutdown, is_initialized, rank, size, local_rank, local_size, cross_rank, cross_size,
+    allreduce, allreduce_, allreduce_async, allreduce_async_,
+    grouped_allreduce, grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_,
+    allgather, allgather_async, grouped_allgather, grouped_allgather_async,
+    broadcast, broadcast_, broadcast_async, broadcast_async_,
+    alltoall, alltoall_async,
+    reducescatter, reducescatter_async, grouped_reducescatter, grouped_reducescatter_async,
+    barrier, join, poll, synchronize,
+    ProcessSet, global_process_set, add_process_set, remove_process_set,
+)
+from hvd.torch.functions import (  # noqa: F401
+    broadcast_parameters, broadcast_optimizer_state, broadcast_object, allgather_object,
+)
+from hvd.torch.optimizer import DistributedOptimizer  # noqa: F401
+from hvd.torch.trace import record_trace  # noqa: F401

@@ -1,0 +1,113 @@
+"""Model and object helpers of hvd.torch (Horovod's horovod.torch.functions)."""
+import io
+import pickle
+
+import torch
+
+from hvd.torch import mpi_ops
+from hvd.torch.mpi_ops import global_process_set
+
+
+def broadcast_parameters(params, root_rank, process_set=global_process_set):
+    """Broadcasts a model's state_dict() or named_parameters() from ``root_rank``, in place."""
+    if isinstance(params, dict):
+        items = sorted(params.items())
+    elif isinstance(params, list) or hasattr(params, "__iter__"):
+        items = list(params)
+        if items and not isinstance(items[0], tuple):
+            raise ValueError("broadcast_parameters: expected a state_dict or named_parameters()")
+    else:
+        raise ValueError(f"broadcast_parameters: invalid params of type {type(params).__name__}")
+    handles = []
+    for name, p in items:
+        if p is None:
+            continue
+        t = p.data if isinstance(p, torch.nn.Parameter) else p
+        if not isinstance(t, torch.Tensor):
+            continue
+        handles.append(mpi_ops.broadcast_async_(t, root_rank, name="broadcast_parameters." + name,
+                                                process_set=process_set))
+    for h in handles:
+        mpi_ops.synchronize(h)
+
+
+def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set):
+    """Pickles ``obj`` on root and returns the root's object on every rank."""
+    name = name or type(obj).__name__
+    if mpi_ops.rank() == root_rank if process_set.ranks is None else process_set.rank() == root_rank:
+        buf = io.BytesIO()
+        pickle.dump(obj, buf)
+        payload = torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+        size = torch.tensor([payload.numel()], dtype=torch.int64)
+    else:
+        payload = None
+        size = torch.tensor([0], dtype=torch.int64)
+    mpi_ops.broadcast_(size, root_rank, name=f"broadcast_object.{name}.size", process_set=process_set)
+    if payload is None:
+        payload = torch.empty(int(size.item()), dtype=torch.uint8)
+    mpi_ops.broadcast_(payload, root_rank, name=f"broadcast_object.{name}.data", process_set=process_set)
+    return pickle.loads(payload.numpy().tobytes())
+
+
+def allgather_object(obj, name=None, process_set=global_process_set):
+    """Every rank's ``obj``, in rank order, on every rank."""
+    name = name or type(obj).__name__
+    data = torch.frombuffer(bytearray(pickle.dumps(obj)), dtype=torch.uint8)
+    sizes = mpi_ops.allgather(torch.tensor([data.numel()], dtype=torch.int64),
+                              name=f"allgather_object.{name}.sizes", process_set=process_set)
+    gathered = mpi_ops.allgather(data, name=f"allgather_object.{name}.data", process_set=process_set)
+    out, off = [], 0
+    raw = gathered.numpy().tobytes()
+    for n in sizes.tolist():
+        out.append(pickle.loads(raw[off:off + n]))
+        off += n
+    return out
+
+
+def broadcast_optimizer_state(optimizer, root_rank, process_set=global_process_set):
+    """Broadcasts an optimizer's state (tensors in place, scalars and options by object)."""
+    if isinstance(optimizer, torch.optim.LBFGS):
+        raise ValueError("cannot broadcast torch.optim.LBFGS state")
+    opt = getattr(optimizer, "_hvd_inner", optimizer)
+    state_dict = opt.state_dict()
+    # A fresh optimizer has no state yet: make it (a zero-gradient step of plain state) so that
+    # every rank has the same tensors to receive into, as Horovod does.
+    if len(state_dict["state"]) == 0:
+        for group in opt.param_groups:
+            for p in group["params"]:
+                if p.requires_grad and id(p) not in {id(k) for k in opt.state}:
+                    p.grad = p.data.new_zeros(p.size())
+        saved = [dict(g) for g in opt.param_groups]
+        for g in opt.param_groups:  # a step with lr 0 and no decay leaves the weights alone
+            for k in ("lr", "weight_decay"):
+                if k in g:
+                    g[k] = 0.0
+        # The wrapped optimizer's own step: a DistributedOptimizer's would allreduce.
+        base = type(opt).__bases__[0] if hasattr(opt, "_delay") else type(opt)
+        base.step(opt)
+        for g, s in zip(opt.param_groups, saved):
+            for k in ("lr", "weight_decay"):
+                if k in s:
+                    g[k] = s[k]
+        state_dict = opt.state_dict()
+    # Options (lr, momentum, ...) and scalar state travel as one object from the root.
+    scalars = {"groups": [{k: v for k, v in g.items() if k != "params"} for g in state_dict["param_groups"]],
+               "state": {pid: {k: v for k, v in st.items() if not isinstance(v, torch.Tensor)}
+                         for pid, st in state_dict["state"].items()}}
+    scalars = broadcast_object(scalars, root_rank, name="broadcast_optimizer_state.scalars",
+                               process_set=process_set)
+    for g, opts in zip(state_dict["param_groups"], scalars["groups"]):
+        g.update(opts)  # "params" (ids) stays this rank's
+    handles = []
+    for pid in sorted(state_dict["state"]):
+        st = state_dict["state"][pid]
+        for k in sorted(st):
+            v = st[k]
+            if isinstance(v, torch.Tensor):
+                handles.append(mpi_ops.broadcast_async_(v, root_rank, name=f"broadcast_optimizer_state.{pid}.{k}",
+                                                        process_set=process_set))
+            else:
+                st[k] = scalars["state"].get(pid, {}).get(k, v)
+    for h in handles:
+        mpi_ops.synchronize(h)
+    opt.load_state_dict(state_dict)

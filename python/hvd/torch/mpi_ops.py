@@ -1,0 +1,484 @@
+"""The collectives of hvd.torch (Horovod's horovod.torch.mpi_ops) on the hvd runtime.
+
+Every ``*_async`` call returns an integer handle; ``synchronize(handle)`` waits for it and
+returns the result (raising HvdError with the runtime's message if it failed on any rank),
+``poll(handle)`` says whether it is done. Tensors whose dtype the runtime has, contiguous,
+are handed over by address: the runtime works in their storage. Other dtypes are adapted:
+bool as uint8 (sum = logical or, as torch adds bools), int16 via int32, complex as its
+real view (sum and average only).
+"""
+import atexit
+import itertools
+
+import torch
+
+from hvd import HvdError, _core
+
+# Reduction ops, numbered as the runtime's ReduceOp.
+Average, Sum, Min, Max, Product = 0, 1, 2, 3, 4
+Adasum = 5  # Horovod's; not implemented by the hvd runtime (raises)
+_OP_NAMES = {Average: "Average", Sum: "Sum", Min: "Min", Max: "Max", Product: "Product"}
+
+_NATIVE = {
+    torch.uint8: "uint8", torch.int8: "int8", torch.int32: "int32", torch.int64: "int64",
+    torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
+    torch.float64: "float64",
+}
+_COMPLEX = (torch.complex64, torch.complex128)
+
+
+class ProcessSet:
+    """A subset of the ranks that runs collectives of its own (``add_process_set``)."""
+
+    def __init__(self, ranks=None):
+        self.ranks = None if ranks is None else sorted(int(r) for r in ranks)
+        self.process_set_id = 0 if ranks is None else None
+
+    def size(self):
+        return _core.size() if self.ranks is None else len(self.ranks)
+
+    def rank(self):
+        """This process's rank within the set (-1 when not a member)."""
+        me = _core.rank()
+        if self.ranks is None:
+            return me
+        return self.ranks.index(me) if me in self.ranks else -1
+
+    def included(self):
+        return self.rank() >= 0
+
+    def __repr__(self):
+        return f"ProcessSet(process_set_id={self.process_set_id}, ranks={self.ranks})"
+
+
+global_process_set = ProcessSet()
+
+
+def _set_id(process_set):
+    if process_set is None:
+        return 0
+    if process_set.process_set_id is None:
+        raise ValueError(f"hvd: {process_set!r} was not added (hvd.add_process_set) or was removed")
+    return process_set.process_set_id
+
+
+def add_process_set(process_set):
+    """Collective: registers a ProcessSet (or a list of ranks); returns the ProcessSet."""
+    if not isinstance(process_set, ProcessSet):
+        process_set = ProcessSet(process_set)
+    process_set.process_set_id = _core.add_process_set(process_set.ranks)
+    return process_set
+
+
+def remove_process_set(process_set):
+    """Collective: removes a set added by add_process_set. Returns True."""
+    _core.remove_process_set(_set_id(process_set))
+    process_set.process_set_id = None
+    return True
+
+
+_atexit_registered = False
+
+
+def init(comm=None, process_sets=None):
+    """Starts the runtime (MPI world under mpirun/hvdrun, else one rank). Knobs come from
+    HVD_*/HOROVOD_* variables (e.g. HOROVOD_TIMELINE)."""
+    if comm is not None:
+        raise ValueError("hvd.init: comm is not supported (the world is MPI_COMM_WORLD)")
+    _core.init()
+    global _atexit_registered
+    if not _atexit_registered:  # like Horovod: a script that never calls shutdown() ends cleanly
+        atexit.register(lambda: _core.is_initialized() and shutdown())
+        _atexit_registered = True
+    for ps in process_sets or []:
+        add_process_set(ps)
+    from hvd.torch import trace
+    trace._start_from_env()
+
+
+def shutdown():
+    from hvd.torch import trace
+    trace._finish()
+    _core.shutdown()
+
+
+is_initialized = _core.is_initialized
+rank = _core.rank
+size = _core.size
+local_rank = _core.local_rank
+local_size = _core.local_size
+cross_rank = _core.cross_rank
+cross_size = _core.cross_size
+
+# ---------------------------------------------------------------------------------------
+# Handles and names
+
+
+_handles = {}
+_handle_ids = itertools.count()
+_noname = {}  # process set id -> counter: unnamed tensors match among the set's members
+
+
+def _register(core_handles, finish):
+    hid = next(_handle_ids)
+    _handles[hid] = (core_handles, finish)
+    return hid
+
+
+def poll(handle):
+    """True when the operation behind ``handle`` has finished (does not block)."""
+    try:
+        core_handles, _ = _handles[handle]
+    except KeyError:
+        raise ValueError(f"hvd.poll: unknown handle {handle!r}") from None
+    return all(h.poll() for h in core_handles)
+
+
+def synchronize(handle):
+    """Waits for ``handle``; returns its result or raises HvdError."""
+    try:
+        core_handles, finish = _handles.pop(handle)
+    except KeyError:
+        raise ValueError(f"hvd.synchronize: unknown handle {handle!r}") from None
+    for h in core_handles:
+        h.wait()
+    return finish()
+
+
+def _name(kind, name, process_set=None):
+    """``name``, or the next automatic name of the set: every member makes the same calls in
+    the same order, so the n-th unnamed tensor of a set has the same name on every member
+    (a per-set counter: members of one set must not count the others' calls)."""
+    if name is not None:
+        return name
+    sid = _set_id(process_set)
+    n = _noname.get(sid, 0)
+    _noname[sid] = n + 1
+    return f"{kind}.noname.{n}" if sid == 0 else f"{kind}.noname.set{sid}.{n}"
+
+
+def _op(average, op, fn):
+    if average is not None:
+        if op is not None:
+            raise ValueError(f"hvd.{fn}: give op or average, not both")
+        return Average if average else Sum
+    op = Average if op is None else op
+    if op == Adasum:
+        raise NotImplementedError(f"hvd.{fn}: op=Adasum is not implemented by the hvd runtime")
+    if op not in _OP_NAMES:
+        raise ValueError(f"hvd.{fn}: unknown op {op!r}")
+    return op
+
+
+def _check_tensor(tensor, fn):
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"hvd.{fn}: expected a torch.Tensor, got {type(tensor).__name__}")
+    if tensor.device.type != "cpu":
+        raise ValueError(f"hvd.{fn}: tensor is on {tensor.device}; hvd.torch handles CPU tensors")
+
+
+class _Wire:
+    """A tensor as the runtime sees it: ``arg`` (a native dtype, contiguous), the runtime op,
+    and how to turn a result of arg's dtype back into the caller's dtype."""
+
+    def __init__(self, tensor, op, fn):
+        _check_tensor(tensor, fn)
+        t = tensor if tensor.is_contiguous() else tensor.contiguous()
+        dt = tensor.dtype
+        self.op = op
+        self.back = lambda x: x
+        if dt in _NATIVE:
+            self.arg = t
+        elif dt == torch.bool:
+            if op == Average:
+                raise ValueError(f"hvd.{fn}: op Average is not defined for bool tensors")
+            self.arg = t.view(torch.uint8)
+            self.op = {Sum: Max, Min: Min, Max: Max, Product: Min}.get(op, op) if op is not None else None
+            self.back = lambda x: x.view(torch.bool)
+        elif dt == torch.int16:
+            self.arg = t.to(torch.int32)
+            self.back = lambda x: x.to(torch.int16)
+        elif dt in _COMPLEX:
+            if op is not None and op not in (Sum, Average):
+                raise ValueError(f"hvd.{fn}: op {_OP_NAMES[op]} is not defined for complex tensors")
+            self.arg = torch.view_as_real(t)
+            self.back = torch.view_as_complex
+        else:
+            raise ValueError(f"hvd.{fn}: dtype {dt} is not supported")
+        # True when arg is the caller's own storage (results land in place).
+        self.shares = self.arg.data_ptr() == tensor.data_ptr() and t is tensor
+
+    @property
+    def dtype(self):
+        return _NATIVE[self.arg.dtype]
+
+    @property
+    def shape(self):
+        return list(self.arg.shape)
+
+    def ptr(self):
+        return self.arg.data_ptr()
+
+
+def _output_tensor(core, dtype):
+    out = torch.empty(core.output_shape(), dtype=dtype)
+    core.copy_output(out.data_ptr(), out.numel() * out.element_size())
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# allreduce
+
+
+def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
+                     postscale_factor=1.0, process_set=global_process_set):
+    """In-place asynchronous allreduce of ``tensor``; synchronize() returns it."""
+    op = _op(average, op, "allreduce_async_")
+    w = _Wire(tensor, op, "allreduce_async_")
+    h = _core.allreduce_async(_name("allreduce", name, process_set), w.ptr(), w.ptr(), w.dtype, w.shape, w.op,
+                              float(prescale_factor), float(postscale_factor), _set_id(process_set))
+
+    def finish(w=w, tensor=tensor):
+        if not w.shares:
+            tensor.copy_(w.back(w.arg))
+        return tensor
+    return _register([h], finish)
+
+
+def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
+                    postscale_factor=1.0, process_set=global_process_set, compression=None):
+    """Asynchronous allreduce into a new tensor; ``tensor`` is left as it is."""
+    op = _op(average, op, "allreduce_async")
+    _check_tensor(tensor, "allreduce_async")
+    if compression is not None:
+        tensor, ctx = compression.compress(tensor)
+    if tensor.dtype in _NATIVE and tensor.is_contiguous():
+        out = torch.empty_like(tensor, memory_format=torch.contiguous_format)
+        h = _core.allreduce_async(_name("allreduce", name, process_set), tensor.data_ptr(), out.data_ptr(),
+                                  _NATIVE[tensor.dtype], list(tensor.shape), op,
+                                  float(prescale_factor), float(postscale_factor), _set_id(process_set))
+        # The closure keeps the input alive until synchronize: the runtime reads its storage.
+        hid = _register([h], lambda src=tensor: out)
+    else:
+        hid = allreduce_async_(tensor.clone(), None, name, op, prescale_factor, postscale_factor,
+                               process_set)
+    if compression is None:
+        return hid
+    core_handles, finish = _handles.pop(hid)
+    return _register(core_handles, lambda: compression.decompress(finish(), ctx))
+
+
+def allreduce(tensor, average=None, name=None, compression=None, op=None, prescale_factor=1.0,
+              postscale_factor=1.0, process_set=global_process_set):
+    """Allreduce of ``tensor`` into a new tensor (default op Average)."""
+    return synchronize(allreduce_async(tensor, average, name, op, prescale_factor, postscale_factor,
+                                       process_set, compression))
+
+
+def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
+               process_set=global_process_set):
+    """In-place allreduce; returns ``tensor``."""
+    return synchronize(allreduce_async_(tensor, average, name, op, prescale_factor,
+                                        postscale_factor, process_set))
+
+
+def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
+                             postscale_factor=1.0, process_set=global_process_set):
+    """In-place allreduce of a list of tensors negotiated and fused as one unit."""
+    op = _op(average, op, "grouped_allreduce_async_")
+    wires = [_Wire(t, op, "grouped_allreduce_async_") for t in tensors]
+    if prescale_factor != 1.0:
+        for w in wires:
+            if not w.shares:
+                w.arg = w.arg.clone()
+                w.shares = False
+            w.arg.mul_(prescale_factor)
+    base = _name("grouped_allreduce", name, process_set)
+    hs = _core.grouped_allreduce_async([f"{base}.{i}" for i in range(len(wires))],
+                                       [w.ptr() for w in wires], [w.ptr() for w in wires],
+                                       [w.dtype for w in wires], [w.shape for w in wires],
+                                       wires[0].op if wires else op, _set_id(process_set))
+
+    def finish():
+        for w, t in zip(wires, tensors):
+            if postscale_factor != 1.0:
+                w.arg.mul_(postscale_factor)
+            if not w.shares:
+                t.copy_(w.back(w.arg))
+        return list(tensors)
+    return _register(hs, finish)
+
+
+def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0,
+                            postscale_factor=1.0, process_set=global_process_set):
+    """Grouped allreduce into new tensors."""
+    return grouped_allreduce_async_([t.clone() for t in tensors], average, name, op,
+                                    prescale_factor, postscale_factor, process_set)
+
+
+def grouped_allreduce(tensors, average=None, name=None, compression=None, op=None,
+                      prescale_factor=1.0, postscale_factor=1.0, process_set=global_process_set):
+    ctxs = None
+    if compression is not None:
+        pairs = [compression.compress(t) for t in tensors]
+        tensors, ctxs = [p[0] for p in pairs], [p[1] for p in pairs]
+    out = synchronize(grouped_allreduce_async(tensors, average, name, op, prescale_factor,
+                                              postscale_factor, process_set))
+    if ctxs is not None:
+        out = [compression.decompress(t, c) for t, c in zip(out, ctxs)]
+    return out
+
+
+def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
+                       postscale_factor=1.0, process_set=global_process_set):
+    return synchronize(grouped_allreduce_async_(tensors, average, name, op, prescale_factor,
+                                                postscale_factor, process_set))
+
+
+# ---------------------------------------------------------------------------------------
+# allgather, broadcast, alltoall, reducescatter
+
+
+def allgather_async(tensor, name=None, process_set=global_process_set):
+    """Concatenation of every rank's ``tensor`` along dim 0 (first dims may differ)."""
+    w = _Wire(tensor, None, "allgather_async")
+    h = _core.allgather_async(_name("allgather", name, process_set), w.ptr(), w.dtype, w.shape, _set_id(process_set))
+    return _register([h], lambda: w.back(_output_tensor(h, w.arg.dtype)))
+
+
+def allgather(tensor, name=None, process_set=global_process_set):
+    return synchronize(allgather_async(tensor, name, process_set))
+
+
+def grouped_allgather_async(tensors, name=None, process_set=global_process_set):
+    wires = [_Wire(t, None, "grouped_allgather_async") for t in tensors]
+    base = _name("grouped_allgather", name, process_set)
+    hs = _core.grouped_allgather_async([f"{base}.{i}" for i in range(len(wires))],
+                                       [w.ptr() for w in wires], [w.dtype for w in wires],
+                                       [w.shape for w in wires], _set_id(process_set))
+    return _register(hs, lambda: [w.back(_output_tensor(h, w.arg.dtype)) for w, h in zip(wires, hs)])
+
+
+def grouped_allgather(tensors, name=None, process_set=global_process_set):
+    return synchronize(grouped_allgather_async(tensors, name, process_set))
+
+
+def broadcast_async_(tensor, root_rank, name=None, process_set=global_process_set):
+    """In-place broadcast from ``root_rank`` (a rank of the process set)."""
+    w = _Wire(tensor, None, "broadcast_async_")
+    h = _core.broadcast_async(_name("broadcast", name, process_set), w.ptr(), w.dtype, w.shape, int(root_rank),
+                              _set_id(process_set))
+
+    def finish():
+        if not w.shares:
+            tensor.copy_(w.back(w.arg))
+        return tensor
+    return _register([h], finish)
+
+
+def broadcast_async(tensor, root_rank, name=None, process_set=global_process_set):
+    return broadcast_async_(tensor.clone(), root_rank, name, process_set)
+
+
+def broadcast(tensor, root_rank, name=None, process_set=global_process_set):
+    return synchronize(broadcast_async(tensor, root_rank, name, process_set))
+
+
+def broadcast_(tensor, root_rank, name=None, process_set=global_process_set):
+    return synchronize(broadcast_async_(tensor, root_rank, name, process_set))
+
+
+def alltoall_async(tensor, splits=None, name=None, process_set=global_process_set):
+    """Sends ``splits[r]`` first-dim rows to rank r (even split when None)."""
+    w = _Wire(tensor, None, "alltoall_async")
+    split_list = [] if splits is None else [int(s) for s in (splits.tolist() if isinstance(splits, torch.Tensor) else splits)]
+    h = _core.alltoall_async(_name("alltoall", name, process_set), w.ptr(), w.dtype, w.shape, split_list,
+                             _set_id(process_set))
+
+    def finish():
+        out = w.back(_output_tensor(h, w.arg.dtype))
+        if splits is None:
+            return out
+        return out, torch.tensor(h.received_splits(), dtype=torch.int32)
+    return _register([h], finish)
+
+
+def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
+    """The received rows; with ``splits`` given, (rows, received_splits)."""
+    return synchronize(alltoall_async(tensor, splits, name, process_set))
+
+
+def _scaled(w, prescale_factor):
+    if prescale_factor != 1.0:
+        w.arg = w.arg * prescale_factor
+    return w
+
+
+def reducescatter_async(tensor, name=None, op=None, process_set=global_process_set,
+                        prescale_factor=1.0, postscale_factor=1.0):
+    """Reduces across ranks and gives each rank its slice of dim 0 (default op Average)."""
+    op = _op(None, op, "reducescatter_async")
+    w = _scaled(_Wire(tensor, op, "reducescatter_async"), prescale_factor)
+    h = _core.reducescatter_async(_name("reducescatter", name, process_set), w.ptr(), w.dtype, w.shape, w.op,
+                                  _set_id(process_set))
+
+    def finish():
+        out = _output_tensor(h, w.arg.dtype)
+        if postscale_factor != 1.0:
+            out.mul_(postscale_factor)
+        return w.back(out)
+    return _register([h], finish)
+
+
+def reducescatter(tensor, name=None, compression=None, op=None, process_set=global_process_set,
+                  prescale_factor=1.0, postscale_factor=1.0):
+    ctx = None
+    if compression is not None:
+        tensor, ctx = compression.compress(tensor)
+    out = synchronize(reducescatter_async(tensor, name, op, process_set, prescale_factor,
+                                          postscale_factor))
+    return out if compression is None else compression.decompress(out, ctx)
+
+
+def grouped_reducescatter_async(tensors, name=None, op=None, process_set=global_process_set,
+                                prescale_factor=1.0, postscale_factor=1.0):
+    op = _op(None, op, "grouped_reducescatter_async")
+    wires = [_scaled(_Wire(t, op, "grouped_reducescatter_async"), prescale_factor) for t in tensors]
+    base = _name("grouped_reducescatter", name, process_set)
+    hs = _core.grouped_reducescatter_async([f"{base}.{i}" for i in range(len(wires))],
+                                           [w.ptr() for w in wires], [w.dtype for w in wires],
+                                           [w.shape for w in wires], wires[0].op if wires else op,
+                                           _set_id(process_set))
+
+    def finish():
+        outs = []
+        for w, h in zip(wires, hs):
+            out = _output_tensor(h, w.arg.dtype)
+            if postscale_factor != 1.0:
+                out.mul_(postscale_factor)
+            outs.append(w.back(out))
+        return outs
+    return _register(hs, finish)
+
+
+def grouped_reducescatter(tensors, name=None, compression=None, op=None,
+                          process_set=global_process_set, prescale_factor=1.0, postscale_factor=1.0):
+    ctxs = None
+    if compression is not None:
+        pairs = [compression.compress(t) for t in tensors]
+        tensors, ctxs = [p[0] for p in pairs], [p[1] for p in pairs]
+    out = synchronize(grouped_reducescatter_async(tensors, name, op, process_set, prescale_factor,
+                                                  postscale_factor))
+    if ctxs is not None:
+        out = [compression.decompress(t, c) for t, c in zip(out, ctxs)]
+    return out
+
+
+def barrier(process_set=global_process_set):
+    """Returns when every rank of the set has called it."""
+    _core.barrier(_set_id(process_set))
+
+
+def join(device=-1):
+    """Declares this rank out of data; returns the last rank that joined."""
+    return _core.join()

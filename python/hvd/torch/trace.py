@@ -1,0 +1,181 @@
+"""Recording a training run's gradient traffic as a model trace (docs/formats.md, the
+hvd-model-trace JSON that hvdbench --model and hvdsim workload.trace read).
+
+Per step it measures: when backward starts and ends (torch.autograd.backward), when each
+gradient is ready (DistributedOptimizer's hooks; name = the parameter's, elements, dtype),
+and how long step() waited for communication. The trace (rank 0 writes it once the steps
+are recorded) gives per-step medians, in the trace's "no layers" form:
+
+  bwd_s     backward, from its call to its return
+  ready_s   each gradient's hook time after backward started
+  fwd_s     everything else the step computes (data, forward, loss, optimizer update):
+            step time - backward - the wait for communication in step()
+
+so that replaying it on one rank gives the measured step time again.
+"""
+import json
+import os
+import socket
+import statistics
+import time
+
+import torch
+
+_rec = None  # the active recorder
+
+
+class _Recorder:
+    def __init__(self, path, steps, warmup, batch_size, name, reference_gpu, sample_unit):
+        if steps < 1 or warmup < 0:
+            raise ValueError("record_trace: steps must be >= 1 and warmup >= 0")
+        self.path, self.steps, self.warmup = path, steps, warmup
+        self.batch_size, self.name = batch_size, name
+        self.reference_gpu, self.sample_unit = reference_gpu, sample_unit
+        self.tensors = {}      # name -> (elements, dtype, shape), first-seen order
+        self.samples = []      # recorded steps
+        self.seen_steps = 0
+        self.prev_end = None
+        self._new_step()
+        self._orig_backward = torch.autograd.backward
+        rec = self
+
+        def backward(*args, **kwargs):
+            t0 = time.perf_counter()
+            if rec.bwd_start is None:
+                rec.bwd_start = t0
+            try:
+                return rec._orig_backward(*args, **kwargs)
+            finally:
+                rec.bwd_time += time.perf_counter() - t0
+        torch.autograd.backward = backward
+
+    def _new_step(self):
+        self.bwd_start = None
+        self.bwd_time = 0.0
+        self.ready = {}
+        self.sync_start = None
+        self.sync_s = 0.0
+
+    def gradient_ready(self, name, grad):
+        now = time.perf_counter()
+        if name not in self.tensors:
+            dtype = str(grad.dtype).replace("torch.", "")
+            self.tensors[name] = (grad.numel(), dtype, list(grad.shape))
+        start = self.bwd_start if self.bwd_start is not None else now
+        self.ready[name] = now - start
+
+    def step_done(self):
+        now = time.perf_counter()
+        if self.prev_end is not None and self.bwd_start is not None:
+            self.seen_steps += 1
+            if self.seen_steps > self.warmup:
+                self.samples.append({"step_s": now - self.prev_end, "bwd_s": self.bwd_time,
+                                     "sync_s": self.sync_s, "ready": dict(self.ready)})
+        self.prev_end = now
+        self._new_step()
+        if len(self.samples) >= self.steps:
+            self.finish()
+
+    def document(self, rank_count):
+        med = statistics.median
+        step_s = med(s["step_s"] for s in self.samples)
+        bwd_s = med(s["bwd_s"] for s in self.samples)
+        sync_s = med(s["sync_s"] for s in self.samples)
+        fwd_s = max(0.0, med(s["step_s"] - s["bwd_s"] - s["sync_s"] for s in self.samples))
+        ready = {n: min(bwd_s, med(s["ready"][n] for s in self.samples if n in s["ready"]))
+                 for n in self.tensors if any(n in s["ready"] for s in self.samples)}
+        tensors = []
+        for n in sorted(ready, key=lambda n: (ready[n], list(self.tensors).index(n))):
+            elements, dtype, shape = self.tensors[n]
+            t = {"name": n, "elements": elements, "dtype": dtype, "ready_s": round(ready[n], 9)}
+            if shape:
+                t["shape"] = shape
+            tensors.append(t)
+        return {
+            "format": "hvd-model-trace", "version": 1,
+            "name": self.name,
+            "description": (f"recorded by hvd.torch on {socket.gethostname()} at np {rank_count}: "
+                            f"median of {len(self.samples)} steps after {self.warmup} warm-up; "
+                            f"measured step {step_s:.6f} s, of which {sync_s:.6f} s waiting for "
+                            f"communication"),
+            "sample_unit": self.sample_unit,
+            "reference_gpu": self.reference_gpu,
+            "reference_batch": int(self.batch_size),
+            "reference_source": "measured (hvd.torch.record_trace); times are this machine's",
+            "fwd_s": round(fwd_s, 9), "bwd_s": round(bwd_s, 9),
+            "tensors": tensors,
+        }
+
+    def finish(self):
+        global _rec
+        torch.autograd.backward = self._orig_backward
+        if _rec is self:
+            _rec = None
+        if not self.samples:
+            return
+        from hvd.torch import mpi_ops
+        if mpi_ops.rank() <= 0:
+            doc = self.document(max(1, mpi_ops.size()))
+            tmp = self.path + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(doc, f, indent=1)
+                f.write("\n")
+            os.replace(tmp, self.path)
+
+
+def record_trace(path, steps=10, warmup=3, batch_size=1, name=None, reference_gpu="P100",
+                 sample_unit="samples"):
+    """Records the next ``warmup + steps`` optimizer steps of a DistributedOptimizer and
+    writes the model trace to ``path`` (rank 0). ``batch_size``: samples per rank and step;
+    ``reference_gpu``: the catalogue GPU the times stand for (hvdsim scales compute from it
+    to the scenario's GPU: naming the scenario's keeps the measured times)."""
+    global _rec
+    if _rec is not None:
+        _rec.finish()
+    name = name or os.path.splitext(os.path.basename(path))[0] or "recorded"
+    _rec = _Recorder(path, int(steps), int(warmup), int(batch_size), name, reference_gpu, sample_unit)
+    return _rec
+
+
+def _env_int(var, default):
+    v = os.environ.get(var)
+    if v is None or v == "":
+        return default
+    try:
+        return int(v)
+    except ValueError:
+        raise ValueError(f"{var}: {v[:60]!r} is not an integer") from None
+
+
+def _start_from_env():
+    path = os.environ.get("HVD_RECORD_TRACE")
+    if path and _rec is None:
+        record_trace(path, steps=_env_int("HVD_RECORD_TRACE_STEPS", 10),
+                     warmup=_env_int("HVD_RECORD_TRACE_WARMUP", 3),
+                     batch_size=_env_int("HVD_RECORD_TRACE_BATCH", 1),
+                     reference_gpu=os.environ.get("HVD_RECORD_TRACE_GPU", "P100"))
+
+
+def _finish():
+    if _rec is not None:
+        _rec.finish()
+
+
+def _gradient_ready(name, grad):
+    if _rec is not None:
+        _rec.gradient_ready(name, grad)
+
+
+def _before_synchronize():
+    if _rec is not None:
+        _rec.sync_start = time.perf_counter()
+
+
+def _after_synchronize():
+    if _rec is not None and _rec.sync_start is not None:
+        _rec.sync_s += time.perf_counter() - _rec.sync_start
+
+
+def _step_done():
+    if _rec is not None:
+        _rec.step_done()

@@ -1,0 +1,190 @@
+// hvd._core: the Python binding of the hvd runtime (the facade's default Runtime).
+//
+// Tensors cross as (address, dtype name, shape): the Python side passes a torch tensor's
+// data_ptr(), so the runtime reads and writes the tensor's own storage (no copy). Results
+// the runtime allocates (allgather, alltoall, reducescatter) stay in the handle until
+// copy_output() puts them into a tensor Python allocated. A failed Status becomes
+// hvd._core.HvdError (a RuntimeError) carrying the runtime's message.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hvd/hvd.h"
+
+namespace py = pybind11;
+
+namespace {
+
+// The exception every failed call raises (registered as hvd._core.HvdError).
+struct HvdError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void check(const hvd::Status& s) {
+  if (!s.ok()) throw HvdError(s.to_string());
+}
+
+hvd::Runtime& rt() {
+  hvd::Runtime* r = hvd::runtime();
+  if (!r) throw HvdError("Precondition: hvd has not been initialized; call hvd.init() first");
+  return *r;
+}
+
+hvd::DataType dtype_of(const std::string& name) {
+  auto d = hvd::parse_dtype(name);
+  if (!d) throw py::value_error("hvd: unsupported dtype '" + name + "'");
+  return *d;
+}
+
+hvd::ReduceOp op_of(int op) {
+  if (op < 0 || op > static_cast<int>(hvd::ReduceOp::kProduct))
+    throw py::value_error("hvd: unknown reduction op " + std::to_string(op));
+  return static_cast<hvd::ReduceOp>(op);
+}
+
+hvd::Tensor tensor(uintptr_t ptr, const std::string& dtype, const std::vector<int64_t>& shape) {
+  return hvd::Tensor{reinterpret_cast<void*>(ptr), dtype_of(dtype), shape, hvd::DeviceKind::kCPU};
+}
+
+std::vector<hvd::Tensor> tensors(const std::vector<uintptr_t>& ptrs, const std::vector<std::string>& dtypes,
+                                 const std::vector<std::vector<int64_t>>& shapes) {
+  if (ptrs.size() != dtypes.size() || ptrs.size() != shapes.size())
+    throw py::value_error("hvd: grouped call with lists of different lengths");
+  std::vector<hvd::Tensor> out;
+  for (size_t i = 0; i < ptrs.size(); ++i) out.push_back(tensor(ptrs[i], dtypes[i], shapes[i]));
+  return out;
+}
+
+// Waits without holding the GIL (other Python threads, and backward hooks, keep running).
+void wait(const hvd::Handle& h) {
+  hvd::Status s;
+  {
+    py::gil_scoped_release nogil;
+    s = h->wait();
+  }
+  check(s);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "hvd runtime binding (use hvd.torch)";
+  py::register_exception<HvdError>(m, "HvdError", PyExc_RuntimeError);
+
+  py::class_<hvd::OpHandle, std::shared_ptr<hvd::OpHandle>>(m, "Handle")
+      .def("wait", &wait, "blocks until done; raises HvdError if the operation failed")
+      .def("poll", [](hvd::OpHandle& h) { return h.poll(); })
+      .def("output_shape", [](hvd::OpHandle& h) { return h.output_shape(); })
+      .def("output_bytes", [](hvd::OpHandle& h) { return h.output_bytes(); })
+      .def("received_splits", [](hvd::OpHandle& h) { return h.received_splits(); })
+      .def("last_joined_rank", [](hvd::OpHandle& h) { return h.last_joined_rank(); })
+      .def("copy_output", [](hvd::OpHandle& h, uintptr_t dst, size_t bytes) {
+        if (bytes != h.output_bytes())
+          throw py::value_error("hvd: output is " + std::to_string(h.output_bytes()) + " bytes, not " +
+                                std::to_string(bytes));
+        if (bytes) std::memcpy(reinterpret_cast<void*>(dst), h.output(), bytes);
+      });
+
+  m.def("init", [] {
+    py::gil_scoped_release nogil;
+    check(hvd::init());
+  });
+  m.def("shutdown", [] {
+    hvd::Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = hvd::shutdown();
+    }
+    check(s);
+  });
+  m.def("is_initialized", &hvd::is_initialized);
+  m.def("rank", &hvd::rank);
+  m.def("size", &hvd::size);
+  m.def("local_rank", &hvd::local_rank);
+  m.def("local_size", &hvd::local_size);
+  m.def("cross_rank", &hvd::cross_rank);
+  m.def("cross_size", &hvd::cross_size);
+  m.def("stall_shutdown_time", [] { return rt().config().stall_shutdown_time_s; });
+
+  m.def("allreduce_async", [](const std::string& name, uintptr_t in, uintptr_t out, const std::string& dtype,
+                              const std::vector<int64_t>& shape, int op, double pre, double post, int ps) {
+    return rt().allreduce_async(name, tensor(in, dtype, shape), tensor(out, dtype, shape), op_of(op), pre, post, ps);
+  });
+  m.def("grouped_allreduce_async",
+        [](const std::vector<std::string>& names, const std::vector<uintptr_t>& ins, const std::vector<uintptr_t>& outs,
+           const std::vector<std::string>& dtypes, const std::vector<std::vector<int64_t>>& shapes, int op, int ps) {
+          return rt().grouped_allreduce_async(names, tensors(ins, dtypes, shapes), tensors(outs, dtypes, shapes),
+                                              op_of(op), ps);
+        });
+  m.def("allgather_async", [](const std::string& name, uintptr_t in, const std::string& dtype,
+                              const std::vector<int64_t>& shape, int ps) {
+    return rt().allgather_async(name, tensor(in, dtype, shape), ps);
+  });
+  m.def("grouped_allgather_async", [](const std::vector<std::string>& names, const std::vector<uintptr_t>& ins,
+                                      const std::vector<std::string>& dtypes,
+                                      const std::vector<std::vector<int64_t>>& shapes, int ps) {
+    return rt().grouped_allgather_async(names, tensors(ins, dtypes, shapes), ps);
+  });
+  m.def("broadcast_async", [](const std::string& name, uintptr_t buf, const std::string& dtype,
+                              const std::vector<int64_t>& shape, int root, int ps) {
+    return rt().broadcast_async(name, tensor(buf, dtype, shape), root, ps);
+  });
+  m.def("alltoall_async", [](const std::string& name, uintptr_t in, const std::string& dtype,
+                             const std::vector<int64_t>& shape, const std::vector<int64_t>& splits, int ps) {
+    return rt().alltoall_async(name, tensor(in, dtype, shape), splits, ps);
+  });
+  m.def("reducescatter_async", [](const std::string& name, uintptr_t in, const std::string& dtype,
+                                  const std::vector<int64_t>& shape, int op, int ps) {
+    return rt().reducescatter_async(name, tensor(in, dtype, shape), op_of(op), ps);
+  });
+  m.def("grouped_reducescatter_async", [](const std::vector<std::string>& names, const std::vector<uintptr_t>& ins,
+                                          const std::vector<std::string>& dtypes,
+                                          const std::vector<std::vector<int64_t>>& shapes, int op, int ps) {
+    return rt().grouped_reducescatter_async(names, tensors(ins, dtypes, shapes), op_of(op), ps);
+  });
+  m.def("barrier", [](int ps) {
+    hvd::Runtime& r = rt();
+    hvd::Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = r.barrier(ps);
+    }
+    check(s);
+  });
+  m.def("join", [] {
+    hvd::Runtime& r = rt();
+    int last = -1;
+    hvd::Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = r.join(&last);
+    }
+    check(s);
+    return last;
+  });
+  m.def("add_process_set", [](const std::vector<int>& ranks) {
+    hvd::Runtime& r = rt();
+    int id = -1;
+    hvd::Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = r.add_process_set(ranks, &id);
+    }
+    check(s);
+    return id;
+  });
+  m.def("remove_process_set", [](int id) {
+    hvd::Runtime& r = rt();
+    hvd::Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = r.remove_process_set(id);
+    }
+    check(s);
+  });
+}
