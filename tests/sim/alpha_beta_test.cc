@@ -27,6 +27,7 @@ struct Case {
   bool roce25 = false;     // roce25's cluster (4 GPUs on PCIe per server, shared NIC, 15 us
                            // per message, P100 copy/reduce costs) instead of the bare star
   std::string topology = "star";  // "torus" (4x4x2) or "dragonfly" (2,1;4,2;2,1;2): 32 servers
+  double connection_rate = 0;      // network.connection_rate (0: no per-connection ceiling)
 };
 
 // Simulated time of one ring allreduce of `bytes` (uint8, phantom) on p ranks.
@@ -54,6 +55,7 @@ Status ring_time(const Case& c, std::string* out) {
     o.cluster.network.message_overhead = 15e-6;
     o.gpu_cost.copy_bandwidth = o.gpu_cost.reduce_bandwidth = 250e9;
   }
+  o.cluster.network.connection_rate = c.connection_rate;
   o.np = c.p;
   o.model.train_transfers = c.trains;
   double end = 0;
@@ -79,6 +81,8 @@ Status ring_time(const Case& c, std::string* out) {
 }
 
 void check_cases(const std::vector<Case>& cases) {
+  // A per-connection ceiling below the link is the bandwidth every ring hop gets.
+  auto beta = [](const Case& c) { return c.connection_rate > 0 ? std::min(kBandwidth, c.connection_rate) : kBandwidth; };
   std::vector<IsolatedJob> jobs;
   for (const Case& c : cases) jobs.push_back([c](std::string* r) { return ring_time(c, r); });
   std::vector<std::string> results;
@@ -87,7 +91,7 @@ void check_cases(const std::vector<Case>& cases) {
   for (size_t i = 0; i < cases.size(); ++i) {
     ASSERT_TRUE(st[i].ok()) << st[i].to_string();
     const double p = cases[i].p, n = static_cast<double>(cases[i].bytes);
-    const double model = 2 * (p - 1) * kAlpha + 2 * (p - 1) / p * n / kBandwidth;
+    const double model = 2 * (p - 1) * kAlpha + 2 * (p - 1) / p * n / beta(cases[i]);
     const double sim = std::stod(results[i]);
     const double err = (sim - model) / model * 100;
     std::printf("%6d %12lld %6d %14.9f %14.9f %+9.4f\n", cases[i].p, static_cast<long long>(cases[i].bytes),
@@ -111,6 +115,27 @@ TEST(AlphaBeta, PipelinedRingTrainsMatchTheModelWithinOnePercent) {
   for (int p : {8, 64, 512})
     for (int64_t n : {int64_t{1} << 10, int64_t{1} << 20, int64_t{64} << 20})
       for (int trains : {6, 8}) cases.push_back({p, n, true, trains});
+  check_cases(cases);
+}
+
+// network.connection_rate caps every flow between two servers: with a ceiling of 1 GB/s
+// (below the 3.125 GB/s link) the same formulas hold with B = 1 GB/s, for the ring, the
+// pipelined ring and its trains (whichever side of a message is posted first), in the
+// cases where one flow per hop is in flight (chunks of at most one 4 MiB segment). Where
+// several are (p = 8, 64 MiB: two segments, or two trains), each gets the ceiling: a
+// known limit (docs/simulator.md, "Per-connection ceiling").
+TEST(AlphaBeta, ConnectionRateIsTheBandwidthOfEveryHop) {
+  std::vector<Case> cases;
+  for (int p : {8, 64})
+    for (int64_t n : {int64_t{1} << 20, int64_t{64} << 20}) {
+      if (p == 8 && n > (int64_t{1} << 20)) continue;
+      Case ring{p, n};
+      ring.connection_rate = 1e9;
+      cases.push_back(ring);
+      Case trains{p, n, true, 8};
+      trains.connection_rate = 1e9;
+      cases.push_back(trains);
+    }
   check_cases(cases);
 }
 
