@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
 
 namespace hvd::replay {
@@ -38,7 +39,7 @@ struct Gradients {
 Gradients make_gradients(const workloads::StepPlan& plan, const ReplayOptions& o) {
   Gradients g;
   g.memory = o.phantom ? nullptr : o.memory;
-  g.bufs.resize(plan.tensors.size());
+  if (!o.phantom && !g.memory) g.bufs.resize(plan.tensors.size());  // host storage only
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
     const auto& t = plan.tensors[i];
     Tensor x;
@@ -80,18 +81,19 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
                 const ReplayOptions& o, StepSample* sample) {
   StepClock clock{p, o, rt.rank()};
   const double t0 = p.now();
-  clock.compute("FORWARD", plan.fwd_s);
+  const StepTiming* own = o.timing;
+  clock.compute("FORWARD", own ? own->fwd_s : plan.fwd_s);
   std::vector<Handle> handles;
   // Backward runs to absolute deadlines (start + ready time): every sleep overshoots a
   // little, and with one sleep per layer the overshoots would otherwise add up.
   const double bwd_start = p.now();
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
-    const double left = bwd_start + plan.tensors[i].ready_s - p.now();
+    const double left = bwd_start + (own ? own->ready_s[i] : plan.tensors[i].ready_s) - p.now();
     if (left > 0) clock.compute("BACKWARD", left);
     if (!o.ensemble)
       handles.push_back(rt.allreduce_async(plan.tensors[i].name, g.tensors[i], g.tensors[i]));
   }
-  const double left = bwd_start + plan.bwd_s - p.now();
+  const double left = bwd_start + (own ? own->bwd_s : plan.bwd_s) - p.now();
   if (left > 0) clock.compute("BACKWARD", left);
   const double compute_end = p.now();
   const double exec_before = rt.stats().execution_s;
@@ -149,9 +151,21 @@ double t_quantile_975(size_t dof) {
   return dof <= 60 ? 2.000 : dof <= 120 ? 1.980 : 1.960;
 }
 
+StepTiming timing_of(const workloads::StepPlan& plan) {
+  StepTiming t;
+  t.fwd_s = plan.fwd_s;
+  t.bwd_s = plan.bwd_s;
+  t.ready_s.reserve(plan.tensors.size());
+  for (const auto& x : plan.tensors) t.ready_s.push_back(x.ready_s);
+  return t;
+}
+
 Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan,
                        const ReplayOptions& o, ReplayResult* out) {
   if (o.steps <= 0) return Status::InvalidArgument("replay needs at least one measured step");
+  if (o.timing && o.timing->ready_s.size() != plan.tensors.size())
+    return Status::InvalidArgument("replay: the rank's timing has " + std::to_string(o.timing->ready_s.size()) +
+                                   " tensor times for a plan of " + std::to_string(plan.tensors.size()) + " tensors");
   Gradients g = make_gradients(plan, o);
   // Device gradients are ready (zeroed) before the first one is enqueued.
   if (g.memory) g.memory->synchronize();

@@ -16,7 +16,7 @@ int mod(int a, int p) { return ((a % p) + p) % p; }
 struct Ring {
   int p, r;
   int64_t slices;                 // per chunk (same for every chunk)
-  std::vector<int64_t> off;       // chunk offsets (elements), size p+1
+  EvenSplit off;                  // chunk offsets (elements), 0 .. p
   int steps() const { return 2 * (p - 1); }
   int send_chunk(int s) const { return s < p - 1 ? mod(r - s, p) : mod(r + 1 - (s - (p - 1)), p); }
   int recv_chunk(int s) const { return s < p - 1 ? mod(r - s - 1, p) : mod(r - (s - (p - 1)), p); }
@@ -36,7 +36,7 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
   const int p = c.t.size();
   if (p == 1 || count == 0) return Status::OK();
   const size_t es = dtype_size(dt);
-  Ring ring{p, c.t.rank(), 1, even_split(count, p)};
+  Ring ring{p, c.t.rank(), 1, EvenSplit(count, p)};
   const int64_t max_chunk = ring.off[1] - ring.off[0];  // even_split: the first is largest
   const int64_t seg = std::max<int64_t>(1, c.segment_bytes / static_cast<int64_t>(es));
   ring.slices = std::max<int64_t>(1, (max_chunk + seg - 1) / seg);

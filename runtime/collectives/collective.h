@@ -26,6 +26,17 @@ struct CollectiveContext {
 /// Offsets of `parts` near-equal pieces of `count` elements (size parts+1).
 std::vector<int64_t> even_split(int64_t count, int parts);
 
+/// The offsets even_split() lists, each computed when asked: O(1) memory where a table of
+/// parts+1 offsets on every rank of a p-rank ring is O(p^2) in all.
+struct EvenSplit {
+  EvenSplit(int64_t count, int parts) : base(count / parts), extra(count % parts) {}
+  int64_t operator[](size_t k) const {
+    const int64_t i = static_cast<int64_t>(k);
+    return i * base + (i < extra ? i : extra);
+  }
+  int64_t base, extra;
+};
+
 /// Adds `bytes` to a typed pointer (null stays null: phantom buffers).
 inline void* offset(void* p, size_t bytes) {
   return p ? static_cast<char*>(p) + bytes : nullptr;

@@ -76,35 +76,33 @@ Status ControlPlane::recv_blob(int peer, std::vector<uint8_t>* out) {
   int64_t n = 0;
   std::memcpy(&n, head.data(), sizeof n);
   if (n < 0 || n > (int64_t{1} << 34)) return Status::Internal("corrupt control message size");
-  out->resize(static_cast<size_t>(n));
-  const size_t inline_bytes = std::min(out->size(), kBlobHead - sizeof n);
-  if (inline_bytes) std::memcpy(out->data(), head.data() + sizeof n, inline_bytes);
-  if (out->size() == inline_bytes) return Status::OK();
-  auto r2 = t_.irecv(peer, out->data() + inline_bytes, out->size() - inline_bytes, kTagControl);
+  const size_t at = out->size(), total = static_cast<size_t>(n);
+  out->resize(at + total);
+  const size_t inline_bytes = std::min(total, kBlobHead - sizeof n);
+  if (inline_bytes) std::memcpy(out->data() + at, head.data() + sizeof n, inline_bytes);
+  if (total == inline_bytes) return Status::OK();
+  auto r2 = t_.irecv(peer, out->data() + at + inline_bytes, total - inline_bytes, kTagControl);
   return wait(*r2, peer, "negotiation");
 }
 
-// Blobs travel up the tree as concatenated (rank, length, bytes) records.
-Status ControlPlane::gather(const std::vector<uint8_t>& mine,
-                            std::vector<std::vector<uint8_t>>* all) {
+// Blobs travel up the tree as concatenated (rank, length, bytes) records; each child's
+// records are received straight onto the end of ours.
+Status ControlPlane::gather(const std::vector<uint8_t>& mine, Gathered* all) {
   std::vector<uint8_t> acc;
-  auto append = [&acc](int32_t rank, const uint8_t* p, int64_t n) {
-    size_t off = acc.size();
-    acc.resize(off + 12 + static_cast<size_t>(n));
-    std::memcpy(acc.data() + off, &rank, 4);
-    std::memcpy(acc.data() + off + 4, &n, 8);
-    if (n) std::memcpy(acc.data() + off + 12, p, static_cast<size_t>(n));
-  };
-  append(t_.rank(), mine.data(), static_cast<int64_t>(mine.size()));
+  acc.resize(12 + mine.size());
+  const int32_t me = t_.rank();
+  const int64_t len = static_cast<int64_t>(mine.size());
+  std::memcpy(acc.data(), &me, 4);
+  std::memcpy(acc.data() + 4, &len, 8);
+  if (!mine.empty()) std::memcpy(acc.data() + 12, mine.data(), mine.size());
   for (int c : children()) {
-    std::vector<uint8_t> sub;
-    Status s = recv_blob(c, &sub);
+    Status s = recv_blob(c, &acc);
     if (!s.ok()) return s;
-    acc.insert(acc.end(), sub.begin(), sub.end());
   }
-  all->clear();
+  all->bytes_.clear();
+  all->spans_.clear();
   if (t_.rank() != 0) return send_blob(parent(), acc);
-  all->assign(static_cast<size_t>(t_.size()), {});
+  all->spans_.assign(static_cast<size_t>(t_.size()), {0, 0});
   size_t off = 0;
   while (off + 12 <= acc.size()) {
     int32_t rank;
@@ -113,15 +111,16 @@ Status ControlPlane::gather(const std::vector<uint8_t>& mine,
     std::memcpy(&n, acc.data() + off + 4, 8);
     if (rank < 0 || rank >= t_.size() || n < 0 || off + 12 + static_cast<size_t>(n) > acc.size())
       return Status::Internal("corrupt gathered control message");
-    (*all)[static_cast<size_t>(rank)].assign(acc.begin() + static_cast<long>(off + 12),
-                                             acc.begin() + static_cast<long>(off + 12 + n));
+    all->spans_[static_cast<size_t>(rank)] = {off + 12, static_cast<size_t>(n)};
     off += 12 + static_cast<size_t>(n);
   }
+  all->bytes_ = std::move(acc);
   return Status::OK();
 }
 
 Status ControlPlane::bcast(std::vector<uint8_t>* data) {
   if (t_.rank() != 0) {
+    data->clear();
     Status s = recv_blob(parent(), data);
     if (!s.ok()) return s;
   }

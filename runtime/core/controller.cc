@@ -120,7 +120,7 @@ Status Controller::cache_round(bool want_shutdown, NegotiationResult* out, bool*
 }
 
 Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
-  std::vector<std::vector<uint8_t>> lists;
+  Gathered lists;
   Status s = cp_.gather(encode_requests(want_shutdown, uncached_), &lists);
   if (!s.ok()) return s;
   out->cache_misses += static_cast<int>(uncached_.size());

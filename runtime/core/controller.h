@@ -63,7 +63,7 @@ class Controller {
   void classify(std::vector<TensorRequest>& incoming);
   Status cache_round(bool want_shutdown, NegotiationResult* out, bool* full);
   Status full_round(bool want_shutdown, NegotiationResult* out);
-  std::vector<uint8_t> coordinate(const std::vector<std::vector<uint8_t>>& lists);
+  std::vector<uint8_t> coordinate(const Gathered& lists);
   void admit(const TensorRequest& req, int rank, std::vector<std::string>* ready);
   bool complete(const Pending& p) const;
   Response build_response(const std::string& name, Pending& p);

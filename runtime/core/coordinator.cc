@@ -69,13 +69,12 @@ std::string mismatch_error(const std::vector<const TensorRequest*>& reqs, int) {
   return "";
 }
 
-std::vector<uint8_t> Controller::coordinate(const std::vector<std::vector<uint8_t>>& lists) {
+std::vector<uint8_t> Controller::coordinate(const Gathered& lists) {
   bool shutdown = false;
   bool join_changed = false;
   std::vector<std::string> ready;
   for (int r = 0; r < t_.size(); ++r) {
-    const auto& bytes = lists[static_cast<size_t>(r)];
-    Reader rd(bytes.data(), bytes.size());
+    Reader rd(lists.data(r), lists.length(r));
     shutdown = (rd.u8() != 0) || shutdown;
     const int64_t n = rd.i64();
     for (int64_t i = 0; i < n && !rd.failed(); ++i) {

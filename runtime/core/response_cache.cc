@@ -59,7 +59,7 @@ void ResponseCache::put(const Response& single) {
   int bit = free_.back();
   free_.pop_back();
   lru_.push_front(bit);
-  slots_[static_cast<size_t>(bit)] = Entry{single, lru_.begin()};
+  slots_[static_cast<size_t>(bit)] = std::make_unique<Entry>(Entry{single, lru_.begin()});
   by_name_[single.names[0]] = bit;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -38,7 +39,7 @@ class ResponseCache {
   /// Drops the entry at `bit`.
   void erase(int bit);
   /// True when `bit` holds an entry.
-  bool occupied(int bit) const { return slots_[static_cast<size_t>(bit)].has_value(); }
+  bool occupied(int bit) const { return slots_[static_cast<size_t>(bit)] != nullptr; }
   /// Number of entries.
   size_t size() const { return by_name_.size(); }
 
@@ -48,7 +49,9 @@ class ResponseCache {
     std::list<int>::iterator lru;
   };
   int64_t capacity_;
-  std::vector<std::optional<Entry>> slots_;
+  // A pointer per bit, not an entry: empty slots cost 8 bytes instead of a Response each
+  // (230 KiB per rank with the default 1,024 bits, 3.7 GB at 16,384 ranks).
+  std::vector<std::unique_ptr<Entry>> slots_;
   std::unordered_map<std::string, int> by_name_;
   std::list<int> lru_;  // front = most recent
   std::vector<int> free_;

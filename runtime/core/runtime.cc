@@ -54,14 +54,14 @@ static Status agree_on_start(Transport& t, Platform& p, const Logger& log, const
   for (const auto& [k, v] : cfg.describe())
     if (k != "timeline" && k != "log_level" && k != "autotune_log") mine << k << '=' << v << ';';
   const std::string m = mine.str();
-  std::vector<std::vector<uint8_t>> all;
+  Gathered all;
   Status s = cp.gather(std::vector<uint8_t>(m.begin(), m.end()), &all);
   if (!s.ok()) return s;
   Writer w;
   if (t.rank() == 0) {
     std::string err;
-    for (size_t r = 1; r < all.size() && err.empty(); ++r) {
-      std::string other(all[r].begin(), all[r].end());
+    for (int r = 1; r < all.ranks() && err.empty(); ++r) {
+      std::string other(all.data(r), all.data(r) + all.length(r));
       if (other != m) err = "Mismatched knobs: rank 0 runs with {" + m + "} but rank " +
                             std::to_string(r) + " with {" + other + "}";
     }

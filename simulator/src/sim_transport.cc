@@ -133,6 +133,22 @@ const SimFabric::Members& SimFabric::world_members() {
   return world_;
 }
 
+std::shared_ptr<const SimFabric::RingPrefix> SimFabric::ring_prefix(int group, const std::vector<int>& members) {
+  auto& slot = rings_[group];
+  if (slot) return slot;
+  const size_t p = members.size();
+  auto pre = std::make_shared<RingPrefix>();
+  pre->lat.assign(p + 1, 0);
+  pre->spb.assign(p + 1, 0);
+  for (size_t x = 0; x < p; ++x) {
+    const Route& r = route(members[(x + p - 1) % p], members[x]);
+    pre->lat[x + 1] = pre->lat[x] + r.latency;
+    pre->spb[x + 1] = pre->spb[x] + 1 / r.bandwidth;
+  }
+  slot = std::move(pre);
+  return slot;
+}
+
 SimFabric::Members SimFabric::split(int group, int seq, size_t members, int me, int color, int key,
                                     int* new_group) {
   // Creating S4U objects is a simcall that may let other actors run: build the state
@@ -292,19 +308,12 @@ class SimTransport final : public Transport {
     return r.latency + static_cast<double>(bytes) / r.bandwidth;
   }
   // Prefix sums over the ring (latency and seconds per byte of the hop into each member),
-  // built once per group: a train's path costs O(1).
+  // built once per group and shared by its members: a train's path costs O(1).
   double timing_ring_hops(int first, int64_t count, size_t bytes) override {
     const int p = size();
-    if (ring_lat_.empty()) {
-      ring_lat_.assign(static_cast<size_t>(p) + 1, 0);
-      ring_spb_.assign(static_cast<size_t>(p) + 1, 0);
-      for (int x = 0; x < p; ++x) {
-        const SimFabric::Route& r =
-            f_->route(member((x + p - 1) % p), member(x));
-        ring_lat_[static_cast<size_t>(x) + 1] = ring_lat_[static_cast<size_t>(x)] + r.latency;
-        ring_spb_[static_cast<size_t>(x) + 1] = ring_spb_[static_cast<size_t>(x)] + 1 / r.bandwidth;
-      }
-    }
+    if (!ring_) ring_ = f_->ring_prefix(group_, *members_);
+    const std::vector<double>& lat_pre = ring_->lat;
+    const std::vector<double>& spb_pre = ring_->spb;
     auto range = [&](const std::vector<double>& pre, int a, int64_t n) {  // [a, a+n), n <= p
       const int64_t b = a + n;
       return b <= p ? pre[static_cast<size_t>(b)] - pre[static_cast<size_t>(a)]
@@ -312,8 +321,8 @@ class SimTransport final : public Transport {
     };
     const int a = ((first % p) + p) % p;
     const int64_t laps = count / p, rest = count % p;
-    const double lat = laps * ring_lat_[static_cast<size_t>(p)] + range(ring_lat_, a, rest);
-    const double spb = laps * ring_spb_[static_cast<size_t>(p)] + range(ring_spb_, a, rest);
+    const double lat = laps * lat_pre[static_cast<size_t>(p)] + range(lat_pre, a, rest);
+    const double spb = laps * spb_pre[static_cast<size_t>(p)] + range(spb_pre, a, rest);
     return lat + spb * static_cast<double>(bytes);
   }
   std::unique_ptr<Request> isend_train(int peer, size_t bytes, int tag) override {
@@ -428,7 +437,7 @@ class SimTransport final : public Transport {
   DeviceClock* clock_;
   int split_seq_ = 0;
   std::unordered_map<uint32_t, Channel*> cache_;
-  std::vector<double> ring_lat_, ring_spb_;       // prefix sums for timing_ring_hops
+  std::shared_ptr<const SimFabric::RingPrefix> ring_;  // prefix sums for timing_ring_hops
   mutable std::optional<Layout> layout_;
 };
 

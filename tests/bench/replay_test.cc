@@ -134,6 +134,42 @@ TEST(Replay, RejectsZeroSteps) {
   EXPECT_TRUE(s.ok());
 }
 
+// A rank's own times (a slower GPU) replace the plan's: the names and sizes still come from
+// the shared plan, the compute from the timing.
+TEST(Replay, OwnTimingReplacesThePlansTimes) {
+  const workloads::StepPlan plan = tiny_plan(4, 64);
+  workloads::StepPlan slow = plan;  // twice as slow
+  slow.fwd_s *= 2;
+  slow.bwd_s *= 2;
+  for (auto& t : slow.tensors) t.ready_s *= 2;
+  const replay::StepTiming own = replay::timing_of(slow);
+  ASSERT_EQ(own.ready_s.size(), plan.tensors.size());
+  EXPECT_EQ(own.ready_s[3], slow.tensors[3].ready_s);
+  replay::ReplayOptions o;
+  o.warmup_steps = 0;
+  o.steps = 1;
+  o.timing = &own;
+  RankResults run;
+  replay_on_ranks(1, plan, o, &run);
+  EXPECT_GE(run.results[0].mean.compute_s, 0.040 - 1e-3);  // 10 ms forward + 30 ms backward
+  EXPECT_EQ(run.results[0].allreduce_calls, 4);
+}
+
+TEST(Replay, RejectsATimingForAnotherPlan) {
+  replay::ReplayOptions o;
+  const replay::StepTiming other = replay::timing_of(tiny_plan(3, 4));
+  o.timing = &other;
+  Config cfg;
+  auto platform = make_std_platform();
+  Status s = run_local(1, cfg, [&](Runtime& rt) {
+    replay::ReplayResult r;
+    Status st = replay::replay_training(rt, *platform, tiny_plan(4, 4), o, &r);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("3 tensor times for a plan of 4 tensors"), std::string::npos) << st.message();
+  });
+  EXPECT_TRUE(s.ok());
+}
+
 TEST(Summary, SlowestRankCountsAndEfficiencyUsesTheSingleRate) {
   bench::Options o;
   workloads::ModelTrace trace;

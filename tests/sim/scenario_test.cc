@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "hvd/sim/scenario.h"
 #include "run_hvdsim.h"
@@ -142,6 +143,23 @@ TEST(Scenario, ShippedScenariosLoad) {
   Status s = load_scenario(std::string(HVD_SOURCE_DIR) + "/scenarios/localhost.json",
                            {"calibration=calibration/localhost_np4.json", "sweep.np=[4]"}, &sc);
   EXPECT_TRUE(s.ok()) << s.message();
+}
+
+// The thousands-of-GPUs scenarios: sized as their names say, the 16k one with the stack
+// size its description promises.
+TEST(Scenario, ThousandsOfGpusScenariosLoadAtTheirSize) {
+  for (const auto& [file, gpus] : {std::pair<const char*, int>{"h100_ib400_4k.json", 4096}, {"h100_ib400_16k.json", 16384}}) {
+    Scenario sc;
+    Status s = load_scenario(std::string(HVD_SOURCE_DIR) + "/scenarios/" + file, {}, &sc);
+    ASSERT_TRUE(s.ok()) << file << ": " << s.message();
+    ASSERT_FALSE(sc.points.empty());
+    EXPECT_EQ(sc.points[0].cluster.gpus(), gpus) << file;
+    EXPECT_EQ(sc.points[0].np.back(), gpus) << file;
+    EXPECT_EQ(sc.points[0].cluster.network.topology, "fat_tree") << file;
+  }
+  Scenario sc;
+  ASSERT_TRUE(load_scenario(std::string(HVD_SOURCE_DIR) + "/scenarios/h100_ib400_16k.json", {}, &sc).ok());
+  EXPECT_EQ(sc.points[0].simulation.stack_kib, 128);
 }
 
 TEST(Scenario, SchemaNamesEveryKeyTheLoaderAccepts) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "collectives/collective.h"
 #include "hvd/local.h"
 #include "test_util.h"
 
@@ -79,6 +80,19 @@ INSTANTIATE_TEST_SUITE_P(
       return "np" + std::to_string(std::get<0>(info.param)) + "_n" +
              std::to_string(std::get<1>(info.param)) + "_" + std::get<2>(info.param);
     });
+
+// The ring's offsets computed on demand are the table's, for counts below, at and above
+// the number of parts.
+TEST(Allreduce, EvenSplitOnDemandMatchesTheTable) {
+  for (int parts : {1, 2, 3, 7, 64, 4096})
+    for (int64_t count : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{4095}, int64_t{4096}, int64_t{4097},
+                          int64_t{44654504}, int64_t{3} << 33}) {
+      const std::vector<int64_t> table = even_split(count, parts);
+      const EvenSplit lazy(count, parts);
+      for (size_t k = 0; k < table.size(); ++k)
+        ASSERT_EQ(lazy[k], table[k]) << "count " << count << ", parts " << parts << ", k " << k;
+    }
+}
 
 TEST(Allreduce, InPlaceAndScaleFactors) {
   Status s = run_local(3, test::fast_config(), [](Runtime& rt) {
