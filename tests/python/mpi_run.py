@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from verdict import verdict
+
 
 def rank_path(path, rank):
     if rank == 0:
@@ -98,12 +100,7 @@ def main():
             for n in a.timeline.split(","):
                 if n not in names:
                     problems.append(f"timeline of rank {r} never names {n}")
-    for p in problems:
-        print("FAIL:", p)
-    if not problems:
-        print("PASS")
-        subprocess.run(["rm", "-rf", tmp])
-    return 1 if problems else 0
+    return verdict(problems, tmp)
 
 
 if __name__ == "__main__":

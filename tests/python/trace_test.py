@@ -12,6 +12,8 @@ import subprocess
 import sys
 import tempfile
 
+from verdict import verdict
+
 
 def main():
     hvdsim, src = sys.argv[1], sys.argv[2]
@@ -57,12 +59,7 @@ def main():
           f"({err * 100:.1f} % off)")
     if err > 0.10:
         problems.append(f"prediction {err * 100:.1f} % off (limit 10 %)")
-    for p in problems:
-        print("FAIL:", p)
-    if not problems:
-        print("PASS")
-        subprocess.run(["rm", "-rf", tmp])
-    return 1 if problems else 0
+    return verdict(problems, tmp)
 
 
 if __name__ == "__main__":
