@@ -32,14 +32,15 @@ struct Ring {
 }  // namespace
 
 Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType dt,
-                                ReduceOp op, int window) {
+                                ReduceOp op, int window, bool lockstep) {
   const int p = c.t.size();
   if (p == 1 || count == 0) return Status::OK();
   const size_t es = dtype_size(dt);
   Ring ring{p, c.t.rank(), 1, EvenSplit(count, p)};
   const int64_t max_chunk = ring.off[1] - ring.off[0];  // even_split: the first is largest
   const int64_t seg = std::max<int64_t>(1, c.segment_bytes / static_cast<int64_t>(es));
-  ring.slices = std::max<int64_t>(1, (max_chunk + seg - 1) / seg);
+  // Lockstep moves each step whole (one message per step: a step is staged before it goes on).
+  ring.slices = lockstep ? 1 : std::max<int64_t>(1, (max_chunk + seg - 1) / seg);
   window = std::max(1, window);
   const int right = mod(ring.r + 1, p), left = mod(ring.r - 1, p);
   const int64_t total = static_cast<int64_t>(ring.steps()) * ring.slices;  // messages each way
@@ -56,6 +57,7 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
   // Trains on one link: at most two in flight (the next one's latency overlaps the
   // previous one's bytes, as messages on one connection do, without many parallel flows).
   if (m > 1) window = 2;
+  if (lockstep) window = 1;
   auto msg_elems = [&](int64_t i, bool incoming) {
     const int s = static_cast<int>(i / ring.slices);
     return ring.slice(incoming ? ring.recv_chunk(s) : ring.send_chunk(s), i % ring.slices);
@@ -96,6 +98,8 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
     if (m > 1) {
       *bytes = static_cast<size_t>(chunk_run(ring.r - first - (incoming ? 1 : 0), last - first)) * es;
       if (!incoming || !*bytes) return 0.0;
+      // Lockstep: every step of the train takes the ring's slowest hop.
+      if (lockstep) return static_cast<double>(last - first) * c.t.timing_ring_max_hop(hop_bytes);
       // Hops into ranks r-first-1 down to r-last+1, then our own.
       return c.t.timing_ring_hops(mod(static_cast<int>((ring.r - (last - 1)) % p), p), last - 1 - first, hop_bytes) +
              c.t.timing_ring_hops(ring.r, 1, hop_bytes);
@@ -123,7 +127,7 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
   // first. That cannot deadlock: it needs the right neighbour to have consumed messages
   // ~3 windows older than the ones we are processing, and a cycle of ranks each waiting
   // on its right neighbour that way would have to be behind itself.
-  const size_t max_sends = static_cast<size_t>((ring.slices + m - 1) / m + 2 * window);
+  const size_t max_sends = lockstep ? 1 : static_cast<size_t>((ring.slices + m - 1) / m + 2 * window);
   // Message i can go once message i - slices has arrived (and been reduced); the first
   // `slices` (our own chunk) at once. A transfer goes once the transfer `lag` before it
   // has arrived: for single messages lag = slices exactly; a train that carries later
@@ -149,6 +153,10 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
     }
     return Status::OK();
   };
+  // Lockstep waits for each send before the next: the receives must be posted first, or
+  // every rank would wait on a neighbour that has not posted its receive yet.
+  if (lockstep)
+    while (next_recv < units && next_recv < window) post_recv();
   Status st = send_ready(0);
   if (!st.ok()) return st;
   while (next_recv < units && next_recv < window) post_recv();

@@ -16,7 +16,14 @@ namespace hvd {
 
 /// In-place allreduce of `count` elements of `buf` over the ring of c.t, slices of at most
 /// c.segment_bytes, at most `window` slices received ahead per rank.
+///
+/// `lockstep`: the step-synchronous form of the same ring. A rank's next message goes only
+/// once its previous one has been received (one send in flight, one receive posted ahead),
+/// so the ring advances step by step at the pace of its slowest hop, as a ring whose every
+/// step is staged whole before it moves on (allreduce_algorithm "lockstep_ring"). In a
+/// timing-only world a train of n such steps arrives n slowest-hop times after it left
+/// (Transport::timing_ring_max_hop) instead of after the sum of the hops upstream.
 Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType dt,
-                                ReduceOp op, int window = 4);
+                                ReduceOp op, int window = 4, bool lockstep = false);
 
 }  // namespace hvd

@@ -126,9 +126,9 @@ Status Config::validate() const {
     return Status::InvalidArgument("autotune_bayes_opt_max_samples must be >= 1");
   if (!(autotune_gaussian_process_noise > 0) || !std::isfinite(autotune_gaussian_process_noise))
     return Status::InvalidArgument("autotune_gaussian_process_noise must be a finite number > 0");
-  if (!one_of(allreduce_algorithm, {"auto", "ring", "pipelined_ring", "rhd", "direct", "hierarchical", "native"}))
+  if (!one_of(allreduce_algorithm, {"auto", "ring", "pipelined_ring", "lockstep_ring", "rhd", "direct", "hierarchical", "native"}))
     return Status::InvalidArgument("allreduce_algorithm '" + allreduce_algorithm +
-                                   "' is not one of auto|ring|pipelined_ring|rhd|direct|hierarchical|native");
+                                   "' is not one of auto|ring|pipelined_ring|lockstep_ring|rhd|direct|hierarchical|native");
   if (!one_of(allgather_algorithm, {"auto", "ring", "hierarchical", "native"}))
     return Status::InvalidArgument("allgather_algorithm '" + allgather_algorithm +
                                    "' is not one of auto|ring|hierarchical|native");

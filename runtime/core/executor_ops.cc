@@ -23,7 +23,8 @@ Executor::Algo Executor::choose_allreduce(int64_t bytes) const {
   if (hier_ok && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allreduce)))
     return Algo::kHierarchical;
   if (alg == "direct") return Algo::kDirect;
-  if (alg == "rhd" || (alg != "ring" && alg != "pipelined_ring" && bytes < cfg_.rhd_threshold))
+  if (alg == "rhd" ||
+      (alg != "ring" && alg != "pipelined_ring" && alg != "lockstep_ring" && bytes < cfg_.rhd_threshold))
     return Algo::kRhd;
   return Algo::kRing;
 }
@@ -61,11 +62,12 @@ Status Executor::allreduce_with(void* buf, int64_t count) {
     case Algo::kRing:
       break;
   }
-  if (cfg_.allreduce_algorithm == "pipelined_ring") {
-    algorithm_ = "PIPELINED_RING_ALLREDUCE";
+  if (cfg_.allreduce_algorithm == "pipelined_ring" || cfg_.allreduce_algorithm == "lockstep_ring") {
+    const bool lockstep = cfg_.allreduce_algorithm == "lockstep_ring";
+    algorithm_ = lockstep ? "LOCKSTEP_RING_ALLREDUCE" : "PIPELINED_RING_ALLREDUCE";
     return phase(algorithm_, "communication", [&] {
       CollectiveContext c = ctx(*ps_.t);
-      return pipelined_ring_allreduce(c, buf, count, dt, op);
+      return pipelined_ring_allreduce(c, buf, count, dt, op, 4, lockstep);
     });
   }
   algorithm_ = "RING_ALLREDUCE";
@@ -132,7 +134,8 @@ Status Executor::allreduce() {
   const bool in_place = entries_.size() == 1 && entries_[0].has_value();
   const Algo algo = choose_allreduce(total * static_cast<int64_t>(es));
   if (d.scatter_gather() && (algo == Algo::kDirect || algo == Algo::kRhd ||
-                             (algo == Algo::kRing && cfg_.allreduce_algorithm != "pipelined_ring")))
+                             (algo == Algo::kRing && cfg_.allreduce_algorithm != "pipelined_ring" &&
+                              cfg_.allreduce_algorithm != "lockstep_ring")))
     return allreduce_in_place_pieces(total, algo);
   if (in_place) {  // one tensor: work directly in its output, no fusion buffer
     const OpRequest& q = entries_[0]->req;

@@ -142,6 +142,9 @@ class SimFabric {
   /// was 16 bytes x np on every rank: 256 MiB at 4,096 ranks).
   struct RingPrefix {
     std::vector<double> lat, spb;
+    /// The distinct (latency, seconds per byte) of the ring's hops (a few classes: inside a
+    /// server, across the network), for Transport::timing_ring_max_hop.
+    std::vector<std::pair<double, double>> hop_classes;
   };
   std::shared_ptr<const RingPrefix> ring_prefix(int group, const std::vector<int>& members);
   /// Collective split of `group` (see Transport::split); returns the new group's members

@@ -144,6 +144,9 @@ std::shared_ptr<const SimFabric::RingPrefix> SimFabric::ring_prefix(int group, c
     const Route& r = route(members[(x + p - 1) % p], members[x]);
     pre->lat[x + 1] = pre->lat[x] + r.latency;
     pre->spb[x + 1] = pre->spb[x] + 1 / r.bandwidth;
+    const std::pair<double, double> hop{r.latency, 1 / r.bandwidth};
+    if (std::find(pre->hop_classes.begin(), pre->hop_classes.end(), hop) == pre->hop_classes.end())
+      pre->hop_classes.push_back(hop);
   }
   slot = std::move(pre);
   return slot;
@@ -324,6 +327,12 @@ class SimTransport final : public Transport {
     const double lat = laps * lat_pre[static_cast<size_t>(p)] + range(lat_pre, a, rest);
     const double spb = laps * spb_pre[static_cast<size_t>(p)] + range(spb_pre, a, rest);
     return lat + spb * static_cast<double>(bytes);
+  }
+  double timing_ring_max_hop(size_t bytes) override {
+    if (!ring_) ring_ = f_->ring_prefix(group_, *members_);
+    double worst = 0;
+    for (const auto& [lat, spb] : ring_->hop_classes) worst = std::max(worst, lat + spb * static_cast<double>(bytes));
+    return worst;
   }
   std::unique_ptr<Request> isend_train(int peer, size_t bytes, int tag) override {
     return isend(peer, nullptr, bytes, tag);

@@ -49,7 +49,9 @@ TEST(Scenario, ReadsUnitsKnobsAndDefaults) {
   EXPECT_EQ(p.workload.models, std::vector<std::string>{"resnet50"});
   EXPECT_EQ(p.workload.batch_size, 32);
   EXPECT_GT(p.device.copy_bandwidth, 0);
-  EXPECT_DOUBLE_EQ(p.cluster.network.effective_efficiency(), 0.75);  // tcp default
+  EXPECT_DOUBLE_EQ(p.cluster.network.effective_efficiency(), 0.94);  // tcp defaults
+  EXPECT_DOUBLE_EQ(p.cluster.network.effective_overhead(), 30e-6);
+  EXPECT_DOUBLE_EQ(p.cluster.network.effective_connection_rate(), 16e9 / 8);
   EXPECT_EQ(p.label, "");
 }
 

@@ -20,7 +20,7 @@ namespace hvd {
   X(cache_capacity, "CACHE_CAPACITY", int64_t, 1024, "response cache entries (0 disables the cache)") \
   X(hierarchical_allreduce, "HIERARCHICAL_ALLREDUCE", bool, false, "allreduce inside nodes, then across nodes") \
   X(hierarchical_allgather, "HIERARCHICAL_ALLGATHER", bool, false, "allgather inside nodes, then across nodes") \
-  X(allreduce_algorithm, "ALLREDUCE_ALGORITHM", std::string, "auto", "auto|ring|pipelined_ring|rhd|direct|hierarchical|native") \
+  X(allreduce_algorithm, "ALLREDUCE_ALGORITHM", std::string, "auto", "auto|ring|pipelined_ring|lockstep_ring|rhd|direct|hierarchical|native") \
   X(rhd_threshold, "RHD_THRESHOLD", int64_t, 64LL << 10, "auto: recursive halving-doubling below this many bytes") \
   X(allgather_algorithm, "ALLGATHER_ALGORITHM", std::string, "auto", "auto|ring|hierarchical|native") \
   X(broadcast_algorithm, "BROADCAST_ALGORITHM", std::string, "auto", "auto|tree|pipeline|native") \

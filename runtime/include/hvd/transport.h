@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -116,6 +117,14 @@ class Transport {
       sum += timing_hop((x + p - 1) % p, x, bytes);
     }
     return sum;
+  }
+  /// The slowest of the ring hops timing_hop(x-1, x, bytes) over all members x (timing-only
+  /// worlds; 0 elsewhere): the pace of a step-synchronous ring. Backends may cache it.
+  virtual double timing_ring_max_hop(size_t bytes) {
+    double worst = 0;
+    const int p = size();
+    for (int x = 0; x < p; ++x) worst = std::max(worst, timing_hop((x + p - 1) % p, x, bytes));
+    return worst;
   }
   /// Sends `bytes` of phantom data to `peer` as one transfer (a train of messages).
   /// Only when timing_transfers() > 0.
