@@ -21,23 +21,23 @@ Status RankRuntime::start(WorldKind kind, const Config& config, double origin,
                           std::unique_ptr<RankRuntime>* out, MemoryKind memory, bool* agreed) {
   if (agreed) *agreed = false;
   auto r = std::unique_ptr<RankRuntime>(new RankRuntime());
-  r->platform_ = make_std_platform();
-  r->cpu_ = make_cpu_device();
+  std::unique_ptr<Transport> world;
   if (kind == WorldKind::kMpi) {
 #ifdef HVD_HAVE_MPI
-    r->transport_ = make_mpi_world_transport(config.ranks_per_node);
+    world = make_mpi_world_transport(config.ranks_per_node);
 #else
     return Status::Precondition("hvdbench was built without MPI");
 #endif
   } else {
-    r->local_ = std::make_unique<LocalWorld>(1);
-    r->transport_ = r->local_->transport(0);
+    world = LocalWorld(1).transport(0);
   }
+  OwnedSeams& seams = r->seams_;
+  seams = host_seams(std::move(world));
   if (memory == MemoryKind::kGpu) {
     // The host transport carries the NCCL bootstrap and host-memory messages (control
     // plane); it must outlive the NCCL world built over it.
-    r->host_ = std::move(r->transport_);
-    Status g = make_gpu_world(*r->host_, &r->transport_, &r->gpu_);
+    seams.host = std::move(seams.transport);
+    Status g = make_gpu_world(*seams.host, &seams.transport, &seams.gpu);
     if (!g.ok()) {
       if (agreed) *agreed = true;
       return g;
@@ -46,20 +46,12 @@ Status RankRuntime::start(WorldKind kind, const Config& config, double origin,
   // hvdbench owns the timeline so the replay's compute lane lands in the same file.
   Status s;
   if (!config.timeline.empty()) {
-    r->timeline_ = TimelineWriter::open(timeline_rank_path(config.timeline, r->transport_->rank()), &s);
+    r->timeline_ = TimelineWriter::open(timeline_rank_path(config.timeline, seams.transport->rank()), &s);
     if (!s.ok()) return s;
   }
-  r->origin_ = origin > 0 ? origin : r->platform_->now();
-  RuntimeOptions o;
-  o.platform = r->platform_.get();
-  o.transport = r->transport_.get();
-  o.cpu = r->cpu_.get();
-  o.gpu = r->gpu_.get();
-  o.config = config;
-  o.timeline = r->timeline_.get();
-  o.time_origin = r->origin_;
-  r->runtime_ = std::make_unique<Runtime>(o);
-  s = r->runtime_->start();
+  r->origin_ = origin > 0 ? origin : seams.platform->now();
+  s = start_runtime(RuntimeOptions{seams.view(), config, r->timeline_.get(), nullptr, r->origin_},
+                    &r->runtime_);
   if (!s.ok()) return s;
   *out = std::move(r);
   return Status::OK();

@@ -7,6 +7,7 @@
 
 #include "hvd/local.h"
 #include "hvd/runtime.h"
+#include "hvd/seams.h"
 #include "hvd/timeline.h"
 
 namespace hvd::bench {
@@ -37,25 +38,20 @@ class RankRuntime {
   /// The runtime.
   Runtime& runtime() { return *runtime_; }
   /// The platform (for replay compute).
-  Platform& platform() { return *platform_; }
+  Platform& platform() { return *seams_.platform; }
   /// The timeline (null when none was asked for).
   TimelineWriter* timeline() { return timeline_.get(); }
   /// Platform time of timeline ts 0.
   double origin() const { return origin_; }
   /// The world transport the runtime runs on (the NCCL world with kGpu).
-  Transport& transport() { return *transport_; }
+  Transport& transport() { return *seams_.transport; }
   /// Where tensors of this benchmark live: the CPU device, or the GPU with kGpu.
-  Device& device() { return gpu_ ? *gpu_ : *cpu_; }
+  Device& device() { return seams_.gpu ? *seams_.gpu : *seams_.cpu; }
   /// DeviceKind of the benchmark's tensors.
-  DeviceKind device_kind() const { return gpu_ ? DeviceKind::kGPU : DeviceKind::kCPU; }
+  DeviceKind device_kind() const { return seams_.gpu ? DeviceKind::kGPU : DeviceKind::kCPU; }
 
  private:
-  std::unique_ptr<Platform> platform_;
-  std::unique_ptr<Device> cpu_;
-  std::unique_ptr<Device> gpu_;
-  std::unique_ptr<LocalWorld> local_;
-  std::unique_ptr<Transport> host_;  // under the NCCL world (kGpu only)
-  std::unique_ptr<Transport> transport_;
+  OwnedSeams seams_;  // with kGpu: the NCCL world over the host transport, and the GPU
   std::unique_ptr<TimelineWriter> timeline_;
   std::unique_ptr<Runtime> runtime_;
   double origin_ = 0;

@@ -15,10 +15,7 @@ namespace hvd {
 namespace {
 
 struct DefaultInstance {
-  std::unique_ptr<Platform> platform;
-  std::unique_ptr<Device> cpu;
-  std::unique_ptr<LocalWorld> local_world;
-  std::unique_ptr<Transport> transport;
+  OwnedSeams seams;
   std::unique_ptr<Runtime> runtime;
 };
 
@@ -35,25 +32,16 @@ Status init() {
   Config cfg;
   Status s = Config::from_process_env(&cfg);
   if (!s.ok()) return s;
+  std::unique_ptr<Transport> world;
 #ifdef HVD_HAVE_MPI
   s = init_mpi(nullptr, nullptr);
   if (!s.ok()) return s;
-  d.transport = make_mpi_world_transport(cfg.ranks_per_node);
+  world = make_mpi_world_transport(cfg.ranks_per_node);
 #else
-  d.local_world = std::make_unique<LocalWorld>(1);
-  d.transport = d.local_world->transport(0);
+  world = LocalWorld(1).transport(0);
 #endif
-  d.platform = make_std_platform();
-  d.cpu = make_cpu_device();
-  RuntimeOptions o;
-  o.platform = d.platform.get();
-  o.transport = d.transport.get();
-  o.cpu = d.cpu.get();
-  o.config = cfg;
-  d.runtime = std::make_unique<Runtime>(o);
-  s = d.runtime->start();
-  if (!s.ok()) d.runtime.reset();
-  return s;
+  d.seams = host_seams(std::move(world));
+  return start_runtime(RuntimeOptions{d.seams.view(), cfg}, &d.runtime);
 }
 
 Status shutdown() {
@@ -67,8 +55,7 @@ Status shutdown() {
     s = d.runtime->shutdown();
   }
   d.runtime.reset();
-  d.transport.reset();
-  d.local_world.reset();
+  d.seams = OwnedSeams{};
 #ifdef HVD_HAVE_MPI
   // MPI_Finalize waits for every rank: after a stall (a rank that never submitted, or died)
   // it would block until the missing one comes back. With a stall shutdown time, wait that
@@ -97,11 +84,8 @@ Handle not_init_handle() {
   OpRequest q;  // enqueue on a stopped runtime is rejected with a clear status
   Runtime* r = runtime();
   if (r) return r->enqueue(q);
-  static std::unique_ptr<Platform> p = make_std_platform();
-  static std::unique_ptr<Device> c = make_cpu_device();
-  static LocalWorld w(1);
-  static std::unique_ptr<Transport> t = w.transport(0);
-  static Runtime stopped(RuntimeOptions{p.get(), t.get(), c.get(), nullptr, Config{}, nullptr, nullptr, 0});
+  static const OwnedSeams seams = host_seams(LocalWorld(1).transport(0));
+  static Runtime stopped(RuntimeOptions{seams.view(), Config{}});
   return stopped.enqueue(q);
 }
 }  // namespace

@@ -201,6 +201,21 @@ Status Runtime::add_process_set(const std::vector<int>& ranks, int* id) {
 
 Status Runtime::remove_process_set(int id) { return impl_->remove_process_set(id); }
 
+Status start_runtime(const RuntimeOptions& opts, std::unique_ptr<Runtime>* out) {
+  auto rt = std::make_unique<Runtime>(opts);
+  Status s = rt->start();
+  if (s.ok()) *out = std::move(rt);
+  return s;
+}
+
+Status run_rank(const RuntimeOptions& opts, const std::function<void(Runtime&)>& body) {
+  Runtime rt(opts);
+  Status s = rt.start();
+  if (!s.ok()) return s;
+  body(rt);
+  return rt.shutdown();
+}
+
 Status run_local(int size, const Config& config, const std::function<void(Runtime&)>& body,
                  int ranks_per_node, TimelineWriter* timeline) {
   LocalWorld world(size, ranks_per_node);
@@ -215,22 +230,8 @@ Status run_local(int size, const Config& config, const std::function<void(Runtim
   }
   for (int r = 0; r < size; ++r) {
     threads.emplace_back([&, r] {
-      auto platform = make_std_platform();
-      auto cpu = make_cpu_device();
-      auto transport = world.transport(r);
-      RuntimeOptions o;
-      o.platform = platform.get();
-      o.transport = transport.get();
-      o.cpu = cpu.get();
-      o.config = config;
-      o.timeline = timeline;
-      Runtime rt(o);
-      Status s = rt.start();
-      if (s.ok()) {
-        body(rt);
-        s = rt.shutdown();
-      }
-      results[static_cast<size_t>(r)] = s;
+      const OwnedSeams seams = host_seams(world.transport(r));
+      results[static_cast<size_t>(r)] = run_rank(RuntimeOptions{seams.view(), config, timeline}, body);
     });
   }
   for (auto& t : threads) t.join();

@@ -118,7 +118,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
         touch = [f = fabric.get(), r](const std::vector<IoPiece>& pieces) { return f->touch(r, pieces); };
       auto gpu = make_sim_device(DeviceKind::kGPU, o.gpu_cost, o.with_data, &clock, touch);
       auto cpu = make_sim_device(DeviceKind::kCPU, host_cost, o.with_data, &clock, touch);
-      RankSeams seams{r, platform.get(), transport.get(), gpu.get(), cpu.get()};
+      RankSeams seams{{platform.get(), transport.get(), cpu.get(), gpu.get()}, r};
       body(seams);
     });
   }
@@ -159,23 +159,10 @@ Status simulate(const WorldOptions& o, const std::function<void(Runtime&, RankSe
   Status s = simulate_ranks(
       o,
       [&](RankSeams& seams) {
-        RuntimeOptions ro;
-        ro.platform = seams.platform;
-        ro.transport = seams.transport;
-        ro.cpu = seams.cpu;
-        ro.gpu = seams.gpu;
-        ro.config = o.config;
-        ro.timeline = o.timeline;
-        ro.log = o.log;
         // Timeline ts 0 = simulated time 0 (0 itself would mean "agree on rank 0's clock").
-        ro.time_origin = std::numeric_limits<double>::denorm_min();
-        Runtime rt(ro);
-        Status st = rt.start();
-        if (st.ok()) {
-          body(rt, seams);
-          st = rt.shutdown();
-        }
-        results[static_cast<size_t>(seams.rank)] = st;
+        const RuntimeOptions ro{seams, o.config, o.timeline, o.log,
+                                std::numeric_limits<double>::denorm_min()};
+        results[static_cast<size_t>(seams.rank)] = run_rank(ro, [&](Runtime& rt) { body(rt, seams); });
       },
       info);
   if (!s.ok()) return s;

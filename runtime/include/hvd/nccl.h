@@ -3,12 +3,12 @@
 // and a GPU Device (cudaMalloc, batched copies, CUDA kernels for reduce/scale/fill).
 // Built when CMake finds CUDA, NCCL and MPI (HVD_HAVE_NCCL); link hvd::nccl.
 //
-//   auto mpi = hvd::make_mpi_world_transport();
-//   std::unique_ptr<hvd::Transport> world;
-//   std::unique_ptr<hvd::Device> gpu;
-//   hvd::Status s = hvd::make_nccl_world(*mpi, local_rank % gpus, &world, &gpu);
-//   // RuntimeOptions{.transport = world.get(), .cpu = cpu.get(), .gpu = gpu.get(), ...}
-//   // and HVD_ALLREDUCE_ALGORITHM=native etc. to use NCCL's collectives.
+//   hvd::OwnedSeams seams = hvd::host_seams(hvd::make_mpi_world_transport());
+//   seams.host = std::move(seams.transport);  // the NCCL world is built over it
+//   hvd::Status s = hvd::make_nccl_world(*seams.host, local_rank % gpus, &seams.transport,
+//                                        &seams.gpu);
+//   // hvd::start_runtime(RuntimeOptions{seams.view(), config}, &rt), and
+//   // HVD_ALLREDUCE_ALGORITHM=native etc. to use NCCL's collectives.
 #pragma once
 
 #include <memory>

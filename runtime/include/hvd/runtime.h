@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -11,6 +12,7 @@
 #include "hvd/config.h"
 #include "hvd/device.h"
 #include "hvd/platform.h"
+#include "hvd/seams.h"
 #include "hvd/status.h"
 #include "hvd/transport.h"
 #include "hvd/types.h"
@@ -106,12 +108,9 @@ struct AutotuneState {
   bool hierarchical_allgather = false;  ///< hierarchical allgather in use
 };
 
-/// Everything a Runtime is built from. Pointers are borrowed and must outlive it.
-struct RuntimeOptions {
-  Platform* platform = nullptr;           ///< time and concurrency
-  Transport* transport = nullptr;         ///< the world group of this rank
-  Device* cpu = nullptr;                  ///< host tensors
-  Device* gpu = nullptr;                  ///< device tensors (optional)
+/// Everything a Runtime is built from: the rank's seams (borrowed, they must outlive it)
+/// and how it runs. Every world builds it alike: RuntimeOptions{seams, config, ...}.
+struct RuntimeOptions : Seams {
   Config config;                          ///< knobs
   TimelineWriter* timeline = nullptr;     ///< shared writer; null: open config.timeline
   std::ostream* log = nullptr;            ///< log stream (default std::cerr)
@@ -218,5 +217,14 @@ class Runtime {
  private:
   std::unique_ptr<RuntimeImpl> impl_;
 };
+
+/// Builds and starts one rank's runtime, for a world that keeps it (the facade, hvdbench).
+/// On failure *out is left empty.
+Status start_runtime(const RuntimeOptions& opts, std::unique_ptr<Runtime>* out);
+
+/// One rank's whole life in a world that runs a body on every rank (run_local,
+/// hvd::sim::simulate): builds the runtime, starts it, runs body(rt), shuts it down.
+/// Returns the failed start or shutdown, else OK.
+Status run_rank(const RuntimeOptions& opts, const std::function<void(Runtime&)>& body);
 
 }  // namespace hvd

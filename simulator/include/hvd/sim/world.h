@@ -17,6 +17,7 @@
 #include "hvd/device.h"
 #include "hvd/platform.h"
 #include "hvd/runtime.h"
+#include "hvd/seams.h"
 #include "hvd/sim/cluster.h"
 #include "hvd/status.h"
 #include "hvd/timeline.h"
@@ -36,13 +37,11 @@ struct WorldOptions {
   std::ostream* log = nullptr;       ///< runtime log stream (default std::cerr)
 };
 
-/// The seams of one simulated rank (valid inside the body only).
-struct RankSeams {
-  int rank = 0;                   ///< world rank
-  Platform* platform = nullptr;   ///< simulated clock, actors, s4u synchronisation
-  Transport* transport = nullptr; ///< world group over the modelled network
-  Device* gpu = nullptr;          ///< the rank's simulated GPU
-  Device* cpu = nullptr;          ///< the rank's host memory
+/// The seams of one simulated rank (valid inside the body only): the simulated clock,
+/// actors and s4u synchronisation; the world group over the modelled network; the rank's
+/// host memory and its simulated GPU.
+struct RankSeams : Seams {
+  int rank = 0;  ///< world rank
 };
 
 /// Facts about a finished simulation.
