@@ -29,7 +29,7 @@ Status RankRuntime::start(WorldKind kind, const Config& config, double origin,
     return Status::Precondition("hvdbench was built without MPI");
 #endif
   } else {
-    world = LocalWorld(1).transport(0);
+    world = make_single_rank_transport();
   }
   OwnedSeams& seams = r->seams_;
   seams = host_seams(std::move(world));

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/reduce_kernels.h"
+#include "backends/local/reduce_kernels.h"
 #include "hvd/types.h"
 
 namespace {

@@ -38,7 +38,7 @@ Status init() {
   if (!s.ok()) return s;
   world = make_mpi_world_transport(cfg.ranks_per_node);
 #else
-  world = LocalWorld(1).transport(0);
+  world = make_single_rank_transport();
 #endif
   d.seams = host_seams(std::move(world));
   return start_runtime(RuntimeOptions{d.seams.view(), cfg}, &d.runtime);
@@ -84,7 +84,7 @@ Handle not_init_handle() {
   OpRequest q;  // enqueue on a stopped runtime is rejected with a clear status
   Runtime* r = runtime();
   if (r) return r->enqueue(q);
-  static const OwnedSeams seams = host_seams(LocalWorld(1).transport(0));
+  static const OwnedSeams seams = host_seams(make_single_rank_transport());
   static Runtime stopped(RuntimeOptions{seams.view(), Config{}});
   return stopped.enqueue(q);
 }

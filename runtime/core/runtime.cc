@@ -1,8 +1,6 @@
-// hvd::Runtime: the public face of RuntimeImpl, and the in-process world runner.
-#include <thread>
-
+// hvd::Runtime: the public face of RuntimeImpl, and the one way a world builds a rank's
+// runtime from its seams (start_runtime, run_rank).
 #include "core/runtime_impl.h"
-#include "hvd/local.h"
 
 namespace hvd {
 
@@ -214,30 +212,6 @@ Status run_rank(const RuntimeOptions& opts, const std::function<void(Runtime&)>&
   if (!s.ok()) return s;
   body(rt);
   return rt.shutdown();
-}
-
-Status run_local(int size, const Config& config, const std::function<void(Runtime&)>& body,
-                 int ranks_per_node, TimelineWriter* timeline) {
-  LocalWorld world(size, ranks_per_node);
-  std::vector<Status> results(static_cast<size_t>(size));
-  std::vector<std::thread> threads;
-  std::unique_ptr<TimelineWriter> own;
-  if (!timeline && !config.timeline.empty()) {
-    Status s;
-    own = TimelineWriter::open(config.timeline, &s);
-    if (!s.ok()) return s;
-    timeline = own.get();
-  }
-  for (int r = 0; r < size; ++r) {
-    threads.emplace_back([&, r] {
-      const OwnedSeams seams = host_seams(world.transport(r));
-      results[static_cast<size_t>(r)] = run_rank(RuntimeOptions{seams.view(), config, timeline}, body);
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (auto& s : results)
-    if (!s.ok()) return s;
-  return Status::OK();
 }
 
 }  // namespace hvd

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <new>
 
-#include "collectives/reduce_kernels.h"
+#include "backends/local/reduce_kernels.h"
 #include "seams.h"
 
 namespace hvd::sim {

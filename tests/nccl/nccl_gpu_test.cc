@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "collectives/reduce_kernels.h"
+#include "backends/local/reduce_kernels.h"
 #include "gpu_fixture.h"
 #include "test_util.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "collectives/half.h"
-#include "collectives/reduce_kernels.h"
+#include "backends/local/reduce_kernels.h"
 
 namespace hvd {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <new>
 
-#include "collectives/reduce_kernels.h"
+#include "backends/local/reduce_kernels.h"
 #include "hvd/device.h"
 
 namespace hvd {

@@ -193,4 +193,6 @@ std::unique_ptr<Transport> LocalWorld::transport(int rank) {
   return std::make_unique<LocalTransport>(fabric_, 0, std::move(members), rank);
 }
 
+std::unique_ptr<Transport> make_single_rank_transport() { return LocalWorld(1).transport(0); }
+
 }  // namespace hvd

@@ -29,8 +29,13 @@ class LocalWorld {
   std::shared_ptr<LocalFabric> fabric_;
 };
 
+/// The world transport of a world of one in-process rank (the facade built without MPI,
+/// hvdbench's single-rank runs).
+std::unique_ptr<Transport> make_single_rank_transport();
+
 /// Runs `body(runtime)` on `size` threads, each with its own started Runtime over a
 /// LocalWorld, then shuts every runtime down. Returns the first failed start/shutdown.
+/// (backends/local/run_local.cc: the only place threads are started for ranks.)
 Status run_local(int size, const Config& config, const std::function<void(Runtime&)>& body,
                  int ranks_per_node = 0, TimelineWriter* timeline = nullptr);
 

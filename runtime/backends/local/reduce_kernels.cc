@@ -1,4 +1,4 @@
-#include "collectives/reduce_kernels.h"
+#include "backends/local/reduce_kernels.h"
 
 #include <algorithm>
 #include <cmath>
