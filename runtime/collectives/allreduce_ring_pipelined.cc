@@ -45,12 +45,13 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
   const int right = mod(ring.r + 1, p), left = mod(ring.r - 1, p);
   const int64_t total = static_cast<int64_t>(ring.steps()) * ring.slices;  // messages each way
   // Message i = (step i / slices, slice i % slices). A transfer carries `m` consecutive
-  // messages: 1 with real bytes; in a timing-only world (Transport::timing_transfers) up
+  // messages: 1 with real bytes; in a timing-only world (Transport::timing(): trains) up
   // to `m` at once, so the sequence travels as at most that many transfers per link.
   // Trains only for rings of single-slice steps long enough that each train spans at least
   // 8 steps (shorter trains alias with the period of a server's hops; validated against a
   // first-in-first-out ring model in tests/sim/alpha_beta_test.cc).
-  const int64_t want = c.t.timing_transfers();
+  TimingTrains* const trains = c.t.timing();  // non-null whenever m > 1 below
+  const int64_t want = trains ? trains->transfers() : 0;
   int64_t m = want > 0 && ring.slices == 1 ? (total + want - 1) / want : 1;
   if (m < 8) m = 1;
   const int64_t units = (total + m - 1) / m;
@@ -99,10 +100,10 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
       *bytes = static_cast<size_t>(chunk_run(ring.r - first - (incoming ? 1 : 0), last - first)) * es;
       if (!incoming || !*bytes) return 0.0;
       // Lockstep: every step of the train takes the ring's slowest hop.
-      if (lockstep) return static_cast<double>(last - first) * c.t.timing_ring_max_hop(hop_bytes);
+      if (lockstep) return static_cast<double>(last - first) * trains->ring_max_hop(hop_bytes);
       // Hops into ranks r-first-1 down to r-last+1, then our own.
-      return c.t.timing_ring_hops(mod(static_cast<int>((ring.r - (last - 1)) % p), p), last - 1 - first, hop_bytes) +
-             c.t.timing_ring_hops(ring.r, 1, hop_bytes);
+      return trains->ring_hops(mod(static_cast<int>((ring.r - (last - 1)) % p), p), last - 1 - first, hop_bytes) +
+             trains->ring_hops(ring.r, 1, hop_bytes);
     }
     const auto [a, b] = msg_elems(first, incoming);
     *bytes = b > a ? static_cast<size_t>(b - a) * es : 0;
@@ -119,7 +120,7 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
     } else {
       size_t bytes = 0;
       const double path = unit_size(next_recv, true, &bytes);
-      recvs.push_back({bytes ? c.t.irecv_train(left, bytes, path, kTagData) : nullptr, next_recv, nullptr});
+      recvs.push_back({bytes ? trains->irecv_train(left, bytes, path, kTagData) : nullptr, next_recv, nullptr});
     }
     ++next_recv;
   };
@@ -148,7 +149,7 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
       } else {
         size_t bytes = 0;
         unit_size(next_send, false, &bytes);
-        if (bytes) sends.push_back(c.t.isend_train(right, bytes, kTagData));
+        if (bytes) sends.push_back(trains->isend_train(right, bytes, kTagData));
       }
     }
     return Status::OK();

@@ -22,7 +22,7 @@ namespace hvd {
 /// so the ring advances step by step at the pace of its slowest hop, as a ring whose every
 /// step is staged whole before it moves on (allreduce_algorithm "lockstep_ring"). In a
 /// timing-only world a train of n such steps arrives n slowest-hop times after it left
-/// (Transport::timing_ring_max_hop) instead of after the sum of the hops upstream.
+/// (TimingTrains::ring_max_hop) instead of after the sum of the hops upstream.
 Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType dt,
                                 ReduceOp op, int window = 4, bool lockstep = false);
 

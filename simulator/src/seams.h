@@ -116,7 +116,8 @@ class SimFabric {
   /// Sends of at most this many bytes are eager, as in MPI: the sender's request completes
   /// at once (the bytes are buffered) and only the receiver waits for the flow.
   size_t eager_limit = 12 << 10;
-  /// Transport::timing_transfers() of every transport of this world (0: real bytes).
+  /// TimingTrains::transfers() of every transport of this world (0: real bytes, and no
+  /// Transport::timing()).
   int64_t timing_transfers = 0;
   /// The ceiling of one connection between two servers, bytes/s (0: none): every
   /// inter-server flow is capped at it (NetworkSpec::connection_rate).
@@ -137,13 +138,13 @@ class SimFabric {
   /// The world group's members, 0 .. size()-1.
   const Members& world_members();
   /// Prefix sums over a group's ring (x = 1 .. size: latency and seconds per byte of the
-  /// hops into members 0 .. x-1, each from its left neighbour), for Transport::
-  /// timing_ring_hops. Built once per group and shared by its transports (a copy per rank
+  /// hops into members 0 .. x-1, each from its left neighbour), for TimingTrains::
+  /// ring_hops. Built once per group and shared by its transports (a copy per rank
   /// was 16 bytes x np on every rank: 256 MiB at 4,096 ranks).
   struct RingPrefix {
     std::vector<double> lat, spb;
     /// The distinct (latency, seconds per byte) of the ring's hops (a few classes: inside a
-    /// server, across the network), for Transport::timing_ring_max_hop.
+    /// server, across the network), for TimingTrains::ring_max_hop.
     std::vector<std::pair<double, double>> hop_classes;
   };
   std::shared_ptr<const RingPrefix> ring_prefix(int group, const std::vector<int>& members);

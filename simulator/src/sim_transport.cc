@@ -278,7 +278,8 @@ class SimRequest final : public Request {
   std::string failed_;
 };
 
-class SimTransport final : public Transport {
+// The transport is its own TimingTrains (Transport::timing()) when its world moves no bytes.
+class SimTransport final : public Transport, public TimingTrains {
  public:
   SimTransport(std::shared_ptr<SimFabric> f, int group, SimFabric::Members members, int rank,
                DeviceClock* clock)
@@ -305,14 +306,15 @@ class SimTransport final : public Transport {
     return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, data, bytes, 0,
                                         nullptr, 0, f_->flow_cap(member(peer), me()));
   }
-  int64_t timing_transfers() const override { return f_->timing_transfers; }
-  double timing_hop(int from, int to, size_t bytes) override {
+  TimingTrains* timing() override { return f_->timing_transfers > 0 ? this : nullptr; }
+  int64_t transfers() const override { return f_->timing_transfers; }
+  double hop(int from, int to, size_t bytes) override {
     const SimFabric::Route& r = f_->route(member(from), member(to));
     return r.latency + static_cast<double>(bytes) / r.bandwidth;
   }
   // Prefix sums over the ring (latency and seconds per byte of the hop into each member),
   // built once per group and shared by its members: a train's path costs O(1).
-  double timing_ring_hops(int first, int64_t count, size_t bytes) override {
+  double ring_hops(int first, int64_t count, size_t bytes) override {
     const int p = size();
     if (!ring_) ring_ = f_->ring_prefix(group_, *members_);
     const std::vector<double>& lat_pre = ring_->lat;
@@ -328,7 +330,7 @@ class SimTransport final : public Transport {
     const double spb = laps * spb_pre[static_cast<size_t>(p)] + range(spb_pre, a, rest);
     return lat + spb * static_cast<double>(bytes);
   }
-  double timing_ring_max_hop(size_t bytes) override {
+  double ring_max_hop(size_t bytes) override {
     if (!ring_) ring_ = f_->ring_prefix(group_, *members_);
     double worst = 0;
     for (const auto& [lat, spb] : ring_->hop_classes) worst = std::max(worst, lat + spb * static_cast<double>(bytes));
@@ -446,7 +448,7 @@ class SimTransport final : public Transport {
   DeviceClock* clock_;
   int split_seq_ = 0;
   std::unordered_map<uint32_t, Channel*> cache_;
-  std::shared_ptr<const SimFabric::RingPrefix> ring_;  // prefix sums for timing_ring_hops
+  std::shared_ptr<const SimFabric::RingPrefix> ring_;  // prefix sums for ring_hops
   mutable std::optional<Layout> layout_;
 };
 

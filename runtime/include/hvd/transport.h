@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +69,36 @@ class NativeCollectives {
   virtual Status barrier() = 0;
 };
 
+/// Timing-only trains, an optional part of a Transport (Transport::timing()). A simulated
+/// world that moves no bytes (phantom buffers) has them: a collective may then carry a long
+/// sequence of messages to one peer as about transfers() transfers ("trains"), because a
+/// later message depends on an earlier one only through time, not through bytes. SimGrid
+/// still moves every train as a flow sharing the links of its route. Peers and members are
+/// ranks of the transport's group.
+class TimingTrains {
+ public:
+  virtual ~TimingTrains() = default;
+  /// N > 0: a long sequence of messages to one peer may go as about N transfers.
+  virtual int64_t transfers() const = 0;
+  /// Time one message of `bytes` takes from member `from` to member `to` on an idle
+  /// network: latency plus bytes over the route's bottleneck bandwidth. Lets a train
+  /// account for the hops its later messages took.
+  virtual double hop(int from, int to, size_t bytes) = 0;
+  /// Sum of hop(x-1, x, bytes) over the members x = first, first+1, ..., first+count-1
+  /// (modulo the group size): the ring hops into them.
+  virtual double ring_hops(int first, int64_t count, size_t bytes) = 0;
+  /// The slowest of the ring hops hop(x-1, x, bytes) over all members x: the pace of a
+  /// step-synchronous ring.
+  virtual double ring_max_hop(size_t bytes) = 0;
+  /// Sends `bytes` of phantom data to `peer` as one transfer (a train of messages).
+  virtual std::unique_ptr<Request> isend_train(int peer, size_t bytes, int tag) = 0;
+  /// The receiving side of isend_train. The train's messages left the sender one by one as
+  /// they became ready there, so its last message arrives no earlier than `path_s` after
+  /// the transfer started (nor before the transfer's bytes are in): the request completes
+  /// at the later of the two.
+  virtual std::unique_ptr<Request> irecv_train(int peer, size_t bytes, double path_s, int tag) = 0;
+};
+
 /// Point-to-point messaging among the members of one group of ranks.
 class Transport {
  public:
@@ -92,53 +121,9 @@ class Transport {
   /// Collective over the group: members with equal `color` form a new group, ordered by
   /// (`key`, rank). Every member must call it in the same order. Null if color < 0.
   virtual std::unique_ptr<Transport> split(int color, int key) = 0;
-  /// Timing-only trains. 0 (every real transport): each message is its own transfer. A
-  /// simulated world that moves no bytes (phantom buffers) returns N > 0: a collective may
-  /// then carry a long sequence of messages to one peer as about N transfers ("trains"),
-  /// because a later message depends on an earlier one only through time, not through
-  /// bytes. SimGrid still moves every train as a flow sharing the links of its route.
-  virtual int64_t timing_transfers() const { return 0; }
-  /// Time one message of `bytes` takes from member `from` to member `to` on an idle
-  /// network: latency plus bytes over the route's bottleneck bandwidth (timing-only worlds;
-  /// 0 elsewhere). Lets a train account for the hops its later messages took.
-  virtual double timing_hop(int from, int to, size_t bytes) {
-    (void)from;
-    (void)to;
-    (void)bytes;
-    return 0;
-  }
-  /// Sum of timing_hop(x-1, x, bytes) over the members x = first, first+1, ...,
-  /// first+count-1 (modulo size()): the ring hops into them. Backends may cache it.
-  virtual double timing_ring_hops(int first, int64_t count, size_t bytes) {
-    double sum = 0;
-    const int p = size();
-    for (int64_t i = 0; i < count; ++i) {
-      const int x = static_cast<int>((first + i) % p);
-      sum += timing_hop((x + p - 1) % p, x, bytes);
-    }
-    return sum;
-  }
-  /// The slowest of the ring hops timing_hop(x-1, x, bytes) over all members x (timing-only
-  /// worlds; 0 elsewhere): the pace of a step-synchronous ring. Backends may cache it.
-  virtual double timing_ring_max_hop(size_t bytes) {
-    double worst = 0;
-    const int p = size();
-    for (int x = 0; x < p; ++x) worst = std::max(worst, timing_hop((x + p - 1) % p, x, bytes));
-    return worst;
-  }
-  /// Sends `bytes` of phantom data to `peer` as one transfer (a train of messages).
-  /// Only when timing_transfers() > 0.
-  virtual std::unique_ptr<Request> isend_train(int peer, size_t bytes, int tag) {
-    return isend(peer, nullptr, bytes, tag);
-  }
-  /// The receiving side of isend_train. The train's messages left the sender one by one as
-  /// they became ready there, so its last message arrives no earlier than `path_s` after
-  /// the transfer started (nor before the transfer's bytes are in): the request completes
-  /// at the later of the two.
-  virtual std::unique_ptr<Request> irecv_train(int peer, size_t bytes, double path_s, int tag) {
-    (void)path_s;
-    return irecv(peer, nullptr, bytes, tag);
-  }
+  /// Timing-only trains (TimingTrains), or null: every real transport, and a simulated
+  /// world that moves bytes, sends each message as its own transfer.
+  virtual TimingTrains* timing() { return nullptr; }
   /// The backend's native collectives, or null.
   virtual NativeCollectives* native() { return nullptr; }
   /// Backend name for logs ("mpi", "local", "simgrid").
