@@ -160,6 +160,32 @@ TEST(SimSeams, TimedWaitDoesNotKillTheMessage) {
   EXPECT_EQ(out, "Timeout;OK;42");
 }
 
+// Timing-only trains are an optional part of the transport: offered (with
+// simulation.train_transfers) only where no bytes move, also on split groups.
+TEST(SimSeams, TimingTrainsOnlyInPhantomWorlds) {
+  auto probe = [](bool with_data, int64_t transfers) {
+    return isolated([=] {
+      std::string r;
+      WorldOptions o = star(2, 1);
+      o.with_data = with_data;
+      o.model.train_transfers = transfers;
+      Status s = simulate_ranks(o, [&](RankSeams& k) {
+        auto sub = k.transport->split(0, k.rank);
+        if (k.rank != 0) return;
+        for (Transport* t : {k.transport, sub.get()}) {
+          TimingTrains* tt = t->timing();
+          r += tt ? std::to_string(tt->transfers()) : std::string("none");
+          r += ";";
+        }
+      });
+      return s.ok() ? r : s.to_string();
+    });
+  };
+  EXPECT_EQ(probe(false, 6), "6;6;");
+  EXPECT_EQ(probe(false, 0), "none;none;");  // train_transfers 0: every message on its own
+  EXPECT_EQ(probe(true, 6), "none;none;");   // real bytes
+}
+
 TEST(SimSeams, RuntimeStartsAndShutsDown) {
   std::string out = isolated([] {
     WorldOptions o = star(2, 2);
