@@ -111,13 +111,12 @@ Status Executor::allreduce_in_place_pieces(int64_t total, Algo algo) {
   algorithm_ = algo == Algo::kDirect ? "DIRECT_ALLREDUCE"
                : algo == Algo::kRhd  ? "RHD_ALLREDUCE"
                                      : "RING_ALLREDUCE";
-  Status s = phase(algorithm_, "communication", [&] {
+  HVD_RETURN_IF_ERROR(phase(algorithm_, "communication", [&] {
     CollectiveContext c = ctx(*ps_.t);
     if (algo == Algo::kDirect) return direct_allreduce(c, in, out, dt, op);
     if (algo == Algo::kRhd) return rhd_allreduce(c, in, out, dt, op);
     return ring_allreduce(c, in, out, dt, op);
-  });
-  if (!s.ok()) return s;
+  }));
   double post = r_.postscale;
   if (r_.reduce_op == ReduceOp::kAverage) post /= ps_.t->size();
   if (post != 1.0) out.for_each(0, total, [&](void* p, int64_t, int64_t n) { d.scale(p, n, dt, post); });
@@ -156,8 +155,7 @@ Status Executor::allreduce() {
     });
   }
   if (r_.prescale != 1.0) d.scale(buf, total, dt, r_.prescale);
-  Status s = allreduce_with(buf, total);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(allreduce_with(buf, total));
   double post = r_.postscale;
   if (r_.reduce_op == ReduceOp::kAverage) post /= ps_.t->size();
   if (post != 1.0) d.scale(buf, total, dt, post);
@@ -255,10 +253,8 @@ Status Executor::alltoall() {
   const size_t row_bytes = static_cast<size_t>(r_.row_elems[0]) * dtype_size(r_.dtype);
   std::vector<int64_t> send_rows = q.splits;
   if (send_rows.empty()) send_rows.assign(static_cast<size_t>(p), q.input.shape[0] / p);
-  std::vector<int64_t> recv_rows;
   CollectiveContext c = ctx(*ps_.t);
-  Status s = exchange_counts(c, send_rows, &recv_rows);
-  if (!s.ok()) return s;
+  HVD_ASSIGN_OR_RETURN(const std::vector<int64_t> recv_rows, exchange_counts(c, send_rows));
   std::vector<size_t> sb(static_cast<size_t>(p)), rb(static_cast<size_t>(p));
   size_t total = 0;
   int64_t rows = 0;
@@ -327,7 +323,7 @@ Status Executor::reducescatter() {
     });
     if (s.ok()) d.copy(h.output_buffer().data(), offset(work, static_cast<size_t>(off[static_cast<size_t>(me)]) * es), static_cast<size_t>(mine) * es);
   }
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(s);
   double post = r_.postscale;
   if (r_.reduce_op == ReduceOp::kAverage) post /= p;
   if (post != 1.0) d.scale(h.output_buffer().data(), mine, dt, post);
@@ -348,8 +344,7 @@ Status Executor::add_process_set() {
     ps->id = id;
     ps->owned = std::move(sub);
     ps->t = ps->owned.get();
-    Status s = rt_.init_process_set(*ps);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(rt_.init_process_set(*ps));
     std::unique_lock<Mutex> lk(*rt_.queue_mu_);
     rt_.sets_[id] = std::move(ps);
   }

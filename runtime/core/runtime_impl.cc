@@ -46,17 +46,16 @@ RuntimeImpl::~RuntimeImpl() {
   if (running_) (void)shutdown();
 }
 
-// Rank 0 checks that every rank runs with the same knobs and hands out the time origin.
-static Status agree_on_start(Transport& t, Platform& p, const Logger& log, const Config& cfg,
-                             double* origin) {
+// Rank 0 checks that every rank runs with the same knobs and hands out the time origin
+// (what this returns).
+static StatusOr<double> agree_on_start(Transport& t, Platform& p, const Logger& log,
+                                       const Config& cfg) {
   ControlPlane cp(t, p, log, cfg.stall_check_time_s, cfg.stall_shutdown_time_s);
   std::ostringstream mine;
   for (const auto& [k, v] : cfg.describe())
     if (k != "timeline" && k != "log_level" && k != "autotune_log") mine << k << '=' << v << ';';
   const std::string m = mine.str();
-  Gathered all;
-  Status s = cp.gather(std::vector<uint8_t>(m.begin(), m.end()), &all);
-  if (!s.ok()) return s;
+  HVD_ASSIGN_OR_RETURN(const Gathered all, cp.gather(std::vector<uint8_t>(m.begin(), m.end())));
   Writer w;
   if (t.rank() == 0) {
     std::string err;
@@ -69,13 +68,12 @@ static Status agree_on_start(Transport& t, Platform& p, const Logger& log, const
     w.f64(p.now());
   }
   std::vector<uint8_t> plan = std::move(w.bytes());
-  s = cp.bcast(&plan);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(cp.bcast(&plan));
   Reader rd(plan.data(), plan.size());
   std::string err = rd.str();
-  *origin = rd.f64();
+  const double origin = rd.f64();
   if (!err.empty()) return Status::Mismatch(err);
-  return Status::OK();
+  return origin;
 }
 
 Status RuntimeImpl::start() {
@@ -83,8 +81,7 @@ Status RuntimeImpl::start() {
   if (!opts_.platform || !opts_.transport || !opts_.cpu)
     return Status::InvalidArgument("runtime needs a platform, a transport and a cpu device");
   opts_.config = start_config_;  // a restart forgets what autotune chose
-  Status s = opts_.config.validate();
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(opts_.config.validate());
   signal_ = std::make_shared<CompletionSignal>();
   signal_->mu = opts_.platform->make_mutex();
   signal_->cv = opts_.platform->make_condvar();
@@ -100,12 +97,11 @@ Status RuntimeImpl::start() {
   caller_may_drive_ = opts_.config.caller_drives && !opts_.config.autotune &&
                       (!opts_.gpu || opts_.gpu->allows_phantom());
   Transport& t = *opts_.transport;
-  double origin = 0;
-  s = agree_on_start(t, *opts_.platform, log_, opts_.config, &origin);
-  if (!s.ok()) return s;
+  HVD_ASSIGN_OR_RETURN(const double origin, agree_on_start(t, *opts_.platform, log_, opts_.config));
   if (opts_.time_origin == 0) opts_.time_origin = origin;
   timeline_ = opts_.timeline;
   if (!timeline_ && !opts_.config.timeline.empty()) {
+    Status s;
     own_timeline_ = TimelineWriter::open(timeline_rank_path(opts_.config.timeline, t.rank()), &s);
     if (!s.ok()) return s;
     timeline_ = own_timeline_.get();
@@ -114,8 +110,7 @@ Status RuntimeImpl::start() {
   auto world = std::make_unique<ProcessSet>();
   world->t = &t;
   set_sizes_.push_back(t.size());
-  s = init_process_set(*world);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(init_process_set(*world));
   sets_[0] = std::move(world);
   if (t.rank() == 0 && log_.enabled(LogLevel::kInfo)) {
     std::ostringstream os;
@@ -292,22 +287,25 @@ bool RuntimeImpl::cycle_body() {
       incoming.swap(ps->incoming);
     }
     const double t0 = p.now();
-    NegotiationResult res;
-    Status s = ps->controller->negotiate(std::move(incoming), ps->id == 0 && want_shutdown, &res);
+    StatusOr<NegotiationResult> negotiated =
+        ps->controller->negotiate(std::move(incoming), ps->id == 0 && want_shutdown);
     const double t1 = p.now();
     {
       std::unique_lock<Mutex> lk(*queue_mu_);
       stats_.negotiation_s += t1 - t0;
-      stats_.cache_hits += res.cache_hits;
-      stats_.cache_misses += res.cache_misses;
+      if (negotiated.ok()) {
+        stats_.cache_hits += negotiated->cache_hits;
+        stats_.cache_misses += negotiated->cache_misses;
+      }
     }
-    if (!s.ok()) {
-      HVD_LOG(log_, kError, "negotiation failed: " << s.message());
-      fail_all(s);
+    if (!negotiated.ok()) {
+      HVD_LOG(log_, kError, "negotiation failed: " << negotiated.status().message());
+      fail_all(negotiated.status());
       return false;
     }
+    const NegotiationResult& res = *negotiated;
     for (const Response& r : res.responses) {
-      s = perform(*ps, r);
+      Status s = perform(*ps, r);
       if (!s.ok()) {
         HVD_LOG(log_, kError, optype_name(r.op) << " failed: " << s.message());
         fail_all(s);
