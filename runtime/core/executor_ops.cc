@@ -330,41 +330,20 @@ Status Executor::reducescatter() {
   return Status::OK();
 }
 
+// The split is collective over the world set: every rank takes part, non-members with
+// color -1 (they get no group).
 Status Executor::add_process_set() {
-  const int me = rt_.world().rank();
+  const int me = env_.world_rank;
   const bool member = std::find(r_.ranks.begin(), r_.ranks.end(), me) != r_.ranks.end();
   std::unique_ptr<Transport> sub = ps_.t->split(member ? 0 : -1, me);
-  const int id = static_cast<int>(rt_.set_sizes_.size());
-  {
-    std::unique_lock<Mutex> lk(*rt_.queue_mu_);
-    rt_.set_sizes_.push_back(static_cast<int>(r_.ranks.size()));
-  }
-  if (member) {
-    auto ps = std::make_unique<ProcessSet>();
-    ps->id = id;
-    ps->owned = std::move(sub);
-    ps->t = ps->owned.get();
-    HVD_RETURN_IF_ERROR(rt_.init_process_set(*ps));
-    std::unique_lock<Mutex> lk(*rt_.queue_mu_);
-    rt_.sets_[id] = std::move(ps);
-  }
+  HVD_ASSIGN_OR_RETURN(const int id, env_.sets.add(r_.ranks, member ? std::move(sub) : nullptr));
   for (auto& e : entries_)
     if (e) e->handle->set_process_set_id(id);
   return Status::OK();
 }
 
-// Every rank marks the set removed in the same cycle, before the caller's handle completes:
-// from then on enqueue refuses it. Members keep the set alive until the cycle's end (the
-// cycle still walks it), then drop it (RuntimeImpl::drop_removed_sets).
 Status Executor::remove_process_set() {
-  std::unique_lock<Mutex> lk(*rt_.queue_mu_);
-  const size_t id = static_cast<size_t>(r_.root);
-  if (id < rt_.set_sizes_.size()) rt_.set_sizes_[id] = 0;
-  auto it = rt_.sets_.find(r_.root);
-  if (it != rt_.sets_.end()) {
-    rt_.removed_sets_.push_back(std::move(it->second));
-    rt_.sets_.erase(it);
-  }
+  env_.sets.remove(r_.root);
   return Status::OK();
 }
 
