@@ -22,13 +22,8 @@ LogLevel level_of(const Config& c) {
 TensorRequest to_message(const OpRequest& q, int rank) {
   TensorRequest m;
   m.rank = rank;
-  m.op = q.op;
-  m.dtype = q.input.dtype;
-  m.reduce_op = q.reduce_op;
-  m.device = q.input.device;
-  m.root = q.root;
-  m.prescale = q.prescale;
-  m.postscale = q.postscale;
+  static_cast<OpSpec&>(m) =
+      OpSpec{q.op, q.input.dtype, q.reduce_op, q.input.device, q.root, q.prescale, q.postscale};
   m.group_id = q.group_id;
   m.group_size = q.group_size;
   m.name = q.name;
