@@ -51,8 +51,7 @@ Status direct_allreduce(CollectiveContext& c, const PieceBuffer& in, const Piece
     bool first = true;
     for (int k = 1; k < p && mb > ma; ++k) {
       const int q = (r + k) % p;
-      Status s = recvs[static_cast<size_t>(q)]->wait(c.deadline);
-      if (!s.ok()) return s;
+      HVD_RETURN_IF_ERROR(recvs[static_cast<size_t>(q)]->wait(c.deadline));
       const void* got = offset(c.scratch.data(), static_cast<size_t>(k - 1) * slot);
       out.for_each(ma, mb, [&](void* d, int64_t at, int64_t n) {
         const void* g = offset(got, static_cast<size_t>(at) * es);
@@ -64,8 +63,7 @@ Status direct_allreduce(CollectiveContext& c, const PieceBuffer& in, const Piece
       });
       first = false;
     }
-    Status s = wait_all(sends, c.deadline);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(wait_all(sends, c.deadline));
   }
 
   // Allgather: the reduced chunk to every peer, every other chunk from its owner.

@@ -13,15 +13,14 @@ Status hierarchical_allreduce(CollectiveContext& c, Transport& local, Transport&
   const std::vector<int64_t> off = even_split(count, L);
   CollectiveContext lc{local, c.dev, c.scratch, c.segment_bytes, c.deadline};
   const PieceBuffer whole(buf, count, es);
-  Status s = ring_reduce_scatter_phase(lc, whole, off, dt, op);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(ring_reduce_scatter_phase(lc, whole, off, dt, op));
   // After the local reduce-scatter this rank owns chunk (local_rank + 1) mod L.
   const int mine = (local.rank() + 1) % L;
   const int64_t n = off[mine + 1] - off[mine];
   CollectiveContext xc{cross, c.dev, c.scratch, c.segment_bytes, c.deadline};
   void* slice = offset(buf, static_cast<size_t>(off[mine]) * es);
-  s = cross_rhd ? rhd_allreduce(xc, slice, n, dt, op) : ring_allreduce(xc, slice, n, dt, op);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(cross_rhd ? rhd_allreduce(xc, slice, n, dt, op)
+                                : ring_allreduce(xc, slice, n, dt, op));
   return ring_allgather_phase(lc, whole, off, dt);
 }
 

@@ -47,12 +47,10 @@ Status rhd_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuf
   bool fresh = separate;
   const int v = r >= 2 * rem ? r - rem : (r % 2 ? r / 2 : -1);
   if (r < 2 * rem && r % 2 == 0) {
-    Status s = send_recv_reduce(c, r + 1, in, 0, count, r + 1, out, 0, 0, dt, op);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(send_recv_reduce(c, r + 1, in, 0, count, r + 1, out, 0, 0, dt, op));
   } else if (r < 2 * rem) {
-    Status s = send_recv_reduce(c, r - 1, in, 0, 0, r - 1, out, 0, count, dt, op,
-                                separate ? &in : nullptr);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(send_recv_reduce(c, r - 1, in, 0, 0, r - 1, out, 0, count, dt, op,
+                                         separate ? &in : nullptr));
     fresh = false;
   }
   if (v >= 0) {
@@ -65,9 +63,8 @@ Status rhd_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuf
       const bool lower = (v & mask) == 0;
       Range keep = lower ? Range{cur.lo, mid} : Range{mid, cur.hi};
       Range give = lower ? Range{mid, cur.hi} : Range{cur.lo, mid};
-      Status s = send_recv_reduce(c, partner, fresh ? in : out, give.lo, give.hi, partner, out,
-                                  keep.lo, keep.hi, dt, op, fresh ? &in : nullptr);
-      if (!s.ok()) return s;
+      HVD_RETURN_IF_ERROR(send_recv_reduce(c, partner, fresh ? in : out, give.lo, give.hi, partner,
+                                           out, keep.lo, keep.hi, dt, op, fresh ? &in : nullptr));
       fresh = false;
       history.push_back(cur);
       cur = keep;
@@ -78,8 +75,7 @@ Status rhd_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBuf
       const Range parent = history.back();
       history.pop_back();
       const Range other = cur.lo == parent.lo ? Range{cur.hi, parent.hi} : Range{parent.lo, cur.lo};
-      Status s = swap(partner, cur, other);
-      if (!s.ok()) return s;
+      HVD_RETURN_IF_ERROR(swap(partner, cur, other));
       cur = parent;
     }
   }

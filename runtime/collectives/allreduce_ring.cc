@@ -22,9 +22,8 @@ Status ring_reduce_scatter_phase(CollectiveContext& c, const PieceBuffer& buf,
     // Out of place, our own data still sits in `in`: step 0 sends from there, and every
     // step combines `in` with what arrives, writing `buf`.
     const PieceBuffer& from = (in && step == 0) ? *in : buf;
-    Status s = send_recv_reduce(c, right, from, off[sc], off[sc + 1], left, buf, off[rc],
-                                off[rc + 1], dt, op, in);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(send_recv_reduce(c, right, from, off[sc], off[sc + 1], left, buf, off[rc],
+                                         off[rc + 1], dt, op, in));
   }
   return Status::OK();
 }
@@ -44,8 +43,8 @@ Status ring_allgather_phase(CollectiveContext& c, const PieceBuffer& buf,
     if (off[sc + 1] > off[sc]) sq = c.t.isendv(right, buf.range(off[sc], off[sc + 1]), kTagData);
     Status s = rq ? rq->wait(c.deadline) : Status::OK();
     Status t = sq ? sq->wait(c.deadline) : Status::OK();
-    if (!s.ok()) return s;
-    if (!t.ok()) return t;
+    HVD_RETURN_IF_ERROR(s);
+    HVD_RETURN_IF_ERROR(t);
   }
   return Status::OK();
 }
@@ -81,8 +80,7 @@ Status ring_allreduce(CollectiveContext& c, const PieceBuffer& in, const PieceBu
         buf.count() * static_cast<int64_t>(dtype_size(dt)) / (2 * static_cast<int64_t>(p));
     if (half_chunk <= (int64_t{8} << 20)) rc.segment_bytes = std::max(c.segment_bytes, half_chunk);
   }
-  Status s = ring_reduce_scatter_phase(rc, buf, off, dt, op, 0, separate ? &in : nullptr);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(ring_reduce_scatter_phase(rc, buf, off, dt, op, 0, separate ? &in : nullptr));
   return ring_allgather_phase(rc, buf, off, dt);
 }
 

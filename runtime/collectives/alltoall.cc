@@ -10,21 +10,20 @@ std::vector<size_t> prefix(const std::vector<size_t>& v) {
 }
 }  // namespace
 
-Status exchange_counts(CollectiveContext& c, const std::vector<int64_t>& send_counts,
-                       std::vector<int64_t>* recv_counts) {
+StatusOr<std::vector<int64_t>> exchange_counts(CollectiveContext& c,
+                                               const std::vector<int64_t>& send_counts) {
   const int p = c.t.size();
   const int r = c.t.rank();
-  recv_counts->assign(static_cast<size_t>(p), 0);
-  (*recv_counts)[static_cast<size_t>(r)] = send_counts[static_cast<size_t>(r)];
+  std::vector<int64_t> recv_counts(static_cast<size_t>(p), 0);
+  recv_counts[static_cast<size_t>(r)] = send_counts[static_cast<size_t>(r)];
   for (int s = 1; s < p; ++s) {
     const int to = (r + s) % p;
     const int from = (r - s + p) % p;
-    Status st = sendrecv(c.t, to, &send_counts[static_cast<size_t>(to)], sizeof(int64_t), from,
-                         &(*recv_counts)[static_cast<size_t>(from)], sizeof(int64_t), kTagData,
-                         c.deadline);
-    if (!st.ok()) return st;
+    HVD_RETURN_IF_ERROR(sendrecv(c.t, to, &send_counts[static_cast<size_t>(to)], sizeof(int64_t),
+                                 from, &recv_counts[static_cast<size_t>(from)], sizeof(int64_t),
+                                 kTagData, c.deadline));
   }
-  return Status::OK();
+  return recv_counts;
 }
 
 Status pairwise_alltoallv(CollectiveContext& c, const void* in,
@@ -39,10 +38,9 @@ Status pairwise_alltoallv(CollectiveContext& c, const void* in,
   for (int s = 1; s < p; ++s) {
     const auto to = static_cast<size_t>((r + s) % p);
     const auto from = static_cast<size_t>((r - s + p) % p);
-    Status st = sendrecv(c.t, static_cast<int>(to), offset(in, soff[to]), send_bytes[to],
-                         static_cast<int>(from), offset(out, roff[from]), recv_bytes[from],
-                         kTagData, c.deadline);
-    if (!st.ok()) return st;
+    HVD_RETURN_IF_ERROR(sendrecv(c.t, static_cast<int>(to), offset(in, soff[to]), send_bytes[to],
+                                 static_cast<int>(from), offset(out, roff[from]), recv_bytes[from],
+                                 kTagData, c.deadline));
   }
   return Status::OK();
 }

@@ -6,9 +6,10 @@
 
 namespace hvd {
 
-/// Exchanges every rank's row counts: recv_counts[r] = what rank r will send us.
-Status exchange_counts(CollectiveContext& c, const std::vector<int64_t>& send_counts,
-                       std::vector<int64_t>* recv_counts);
+/// Exchanges every rank's row counts; returns recv_counts, where recv_counts[r] is what
+/// rank r will send us.
+StatusOr<std::vector<int64_t>> exchange_counts(CollectiveContext& c,
+                                               const std::vector<int64_t>& send_counts);
 
 /// Block r of `in` (send_bytes[r] bytes, in rank order) goes to rank r; block r of `out`
 /// (recv_bytes[r] bytes) comes from rank r.

@@ -13,8 +13,7 @@ Status tree_broadcast(CollectiveContext& c, void* buf, size_t bytes, int root) {
   while (mask < p) {
     if (v & mask) {
       int parent = ((v - mask) + root) % p;
-      Status s = recv(c.t, parent, buf, bytes, kTagData, c.deadline);
-      if (!s.ok()) return s;
+      HVD_RETURN_IF_ERROR(recv(c.t, parent, buf, bytes, kTagData, c.deadline));
       break;
     }
     mask <<= 1;
@@ -43,8 +42,7 @@ Status pipelined_broadcast(CollectiveContext& c, void* buf, size_t bytes, int ro
       std::unique_ptr<Request> following;
       if (o + seg < bytes)
         following = c.t.irecv(prev, offset(buf, o + seg), std::min(seg, bytes - o - seg), kTagData);
-      Status s = pending->wait(c.deadline);
-      if (!s.ok()) return s;
+      HVD_RETURN_IF_ERROR(pending->wait(c.deadline));
       pending = std::move(following);
     }
     if (v < p - 1) sends.push_back(c.t.isend(next, offset(buf, o), n, kTagData));

@@ -74,8 +74,7 @@ Status send_recv_reduce(CollectiveContext& c, int to, const PieceBuffer& src, in
       if (o + seg < rcount)
         next = c.t.irecvv(from, dst.range(da + o + seg, da + o + seg + std::min(seg, rcount - o - seg)),
                           kTagData);
-      Status s = pending->wait(c.deadline);
-      if (!s.ok()) return s;
+      HVD_RETURN_IF_ERROR(pending->wait(c.deadline));
       dst.for_each(da + o, da + o + n, [&](void* p, int64_t off, int64_t k) {
         const int64_t at = da + o + off;
         own->for_each(at, at + k, [&](void* q, int64_t off2, int64_t k2) {
@@ -100,8 +99,7 @@ Status send_recv_reduce(CollectiveContext& c, int to, const PieceBuffer& src, in
       const int64_t nn = std::min(seg, rcount - o - seg);
       next = c.t.irecv(from, slots[1 - cur], static_cast<size_t>(nn) * es, kTagData);
     }
-    Status s = pending->wait(c.deadline);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(pending->wait(c.deadline));
     // Reduce the received segment into however many pieces it spans.
     dst.for_each(da + o, da + o + n, [&](void* p, int64_t off, int64_t k) {
       const void* got = offset(slots[cur], static_cast<size_t>(off) * es);

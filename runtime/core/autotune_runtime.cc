@@ -19,13 +19,15 @@ void RuntimeImpl::start_autotune() {
   st.cache_enabled = c.cache_capacity > 0;
   st.hierarchical_allreduce = c.hierarchical_allreduce;
   st.hierarchical_allgather = c.hierarchical_allgather;
-  event_driven_ = c.cycle_time_ms == 0;
+  scheduler_->set_event_driven(c.cycle_time_ms == 0);
   tuner_.reset();
   awaiting_tunables_ = false;
   {
     std::unique_lock<Mutex> lk(*queue_mu_);
     tuned_ = st;
   }
+  // Sets created mid-run follow the autotuner's cache switch.
+  sets_->follow_cache_switch(st.enabled ? std::optional<bool>(st.cache_enabled) : std::nullopt);
   if (!c.autotune || opts_.transport->rank() != 0) return;
   AutotuneOptions o;
   o.warmup_samples = static_cast<int>(c.autotune_warmup_samples);
@@ -36,7 +38,7 @@ void RuntimeImpl::start_autotune() {
   o.tune_cache = c.cache_capacity > 0;
   // Hierarchical collectives need node and cross-node groups (several nodes, same size),
   // and the switch only matters while the algorithm is left to "auto".
-  const ProcessSet& world = *sets_.at(0);
+  const ProcessSet& world = sets_->world();
   const bool multi_node = world.local && world.cross;
   o.tune_hierarchical_allreduce = multi_node && c.allreduce_algorithm == "auto";
   o.tune_hierarchical_allgather = multi_node && c.allgather_algorithm == "auto";
@@ -66,7 +68,7 @@ void RuntimeImpl::autotune_end_of_cycle(const std::optional<Tunables>& received,
   }
   if (!tuner_ || awaiting_tunables_ || tuner_->done()) return;
   if (tuner_->record_cycle(bytes, now)) {
-    sets_.at(0)->controller->announce(tuner_->next());
+    sets_->world().controller->announce(tuner_->next());
     awaiting_tunables_ = true;
   }
 }
@@ -77,8 +79,8 @@ void RuntimeImpl::apply_tunables(const Tunables& t) {
   c.cycle_time_ms = t.cycle_time_ms;
   c.hierarchical_allreduce = t.hierarchical_allreduce;
   c.hierarchical_allgather = t.hierarchical_allgather;
-  event_driven_ = t.cycle_time_ms == 0;
-  for (auto& [id, ps] : sets_) ps->controller->set_cache_enabled(t.cache_enabled);
+  scheduler_->set_event_driven(t.cycle_time_ms == 0);
+  sets_->set_cache_enabled(t.cache_enabled);
   std::unique_lock<Mutex> lk(*queue_mu_);
   AutotuneState& st = tuned_;
   st.fusion_threshold = t.fusion_threshold;

@@ -69,8 +69,7 @@ Status Config::from_env(Config* out, const std::function<const char*(const char*
   }
   HVD_KNOBS(HVD_READ_ENV)
 #undef HVD_READ_ENV
-  Status s = c.validate();
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(c.validate());
   *out = c;
   return Status::OK();
 }
@@ -80,14 +79,13 @@ Status Config::from_process_env(Config* out) {
 }
 
 Status Config::set(const std::string& name, const std::string& value) {
-#define HVD_SET_ONE(field, env, type, def, doc)                                    \
-  if (name == #field || name == "HVD_" env || name == "HOROVOD_" env) {            \
-    Config next = *this;                                                           \
-    Status s = parse_value(#field, value, &next.field);                            \
-    if (!s.ok()) return s;                                                         \
-    s = next.validate();                                                           \
-    if (s.ok()) *this = next;                                                      \
-    return s;                                                                      \
+#define HVD_SET_ONE(field, env, type, def, doc)                         \
+  if (name == #field || name == "HVD_" env || name == "HOROVOD_" env) { \
+    Config next = *this;                                                \
+    HVD_RETURN_IF_ERROR(parse_value(#field, value, &next.field));       \
+    HVD_RETURN_IF_ERROR(next.validate());                               \
+    *this = next;                                                       \
+    return Status::OK();                                                \
   }
   HVD_KNOBS(HVD_SET_ONE)
 #undef HVD_SET_ONE

@@ -63,16 +63,14 @@ Status ControlPlane::send_blob(int peer, const std::vector<uint8_t>& data) {
   std::unique_ptr<Request> r2;
   if (data.size() > inline_bytes)
     r2 = t_.isend(peer, data.data() + inline_bytes, data.size() - inline_bytes, kTagControl);
-  Status s = wait(*r1, peer, "negotiation");
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(wait(*r1, peer, "negotiation"));
   return r2 ? wait(*r2, peer, "negotiation") : Status::OK();
 }
 
 Status ControlPlane::recv_blob(int peer, std::vector<uint8_t>* out) {
   std::array<uint8_t, kBlobHead> head;
   auto r1 = t_.irecv(peer, head.data(), head.size(), kTagControl);
-  Status s = wait(*r1, peer, "negotiation");
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(wait(*r1, peer, "negotiation"));
   int64_t n = 0;
   std::memcpy(&n, head.data(), sizeof n);
   if (n < 0 || n > (int64_t{1} << 34)) return Status::Internal("corrupt control message size");
@@ -87,7 +85,7 @@ Status ControlPlane::recv_blob(int peer, std::vector<uint8_t>* out) {
 
 // Blobs travel up the tree as concatenated (rank, length, bytes) records; each child's
 // records are received straight onto the end of ours.
-Status ControlPlane::gather(const std::vector<uint8_t>& mine, Gathered* all) {
+StatusOr<Gathered> ControlPlane::gather(const std::vector<uint8_t>& mine) {
   std::vector<uint8_t> acc;
   acc.resize(12 + mine.size());
   const int32_t me = t_.rank();
@@ -96,13 +94,14 @@ Status ControlPlane::gather(const std::vector<uint8_t>& mine, Gathered* all) {
   std::memcpy(acc.data() + 4, &len, 8);
   if (!mine.empty()) std::memcpy(acc.data() + 12, mine.data(), mine.size());
   for (int c : children()) {
-    Status s = recv_blob(c, &acc);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(recv_blob(c, &acc));
   }
-  all->bytes_.clear();
-  all->spans_.clear();
-  if (t_.rank() != 0) return send_blob(parent(), acc);
-  all->spans_.assign(static_cast<size_t>(t_.size()), {0, 0});
+  Gathered all;
+  if (t_.rank() != 0) {
+    HVD_RETURN_IF_ERROR(send_blob(parent(), acc));
+    return all;
+  }
+  all.spans_.assign(static_cast<size_t>(t_.size()), {0, 0});
   size_t off = 0;
   while (off + 12 <= acc.size()) {
     int32_t rank;
@@ -111,22 +110,20 @@ Status ControlPlane::gather(const std::vector<uint8_t>& mine, Gathered* all) {
     std::memcpy(&n, acc.data() + off + 4, 8);
     if (rank < 0 || rank >= t_.size() || n < 0 || off + 12 + static_cast<size_t>(n) > acc.size())
       return Status::Internal("corrupt gathered control message");
-    all->spans_[static_cast<size_t>(rank)] = {off + 12, static_cast<size_t>(n)};
+    all.spans_[static_cast<size_t>(rank)] = {off + 12, static_cast<size_t>(n)};
     off += 12 + static_cast<size_t>(n);
   }
-  all->bytes_ = std::move(acc);
-  return Status::OK();
+  all.bytes_ = std::move(acc);
+  return all;
 }
 
 Status ControlPlane::bcast(std::vector<uint8_t>* data) {
   if (t_.rank() != 0) {
     data->clear();
-    Status s = recv_blob(parent(), data);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(recv_blob(parent(), data));
   }
   for (int c : children()) {
-    Status s = send_blob(c, *data);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(send_blob(c, *data));
   }
   return Status::OK();
 }
@@ -162,12 +159,10 @@ Status ControlPlane::allreduce_bits(std::vector<uint64_t>* and_bits,
   int newrank;
   if (r < 2 * rem) {
     if (r % 2 == 0) {  // hands its bits to r+1 and waits for the result
-      Status s = send_to(r + 1);
-      if (!s.ok()) return s;
+      HVD_RETURN_IF_ERROR(send_to(r + 1));
       newrank = -1;
     } else {
-      Status s = recv_from(r - 1, &theirs);
-      if (!s.ok()) return s;
+      HVD_RETURN_IF_ERROR(recv_from(r - 1, &theirs));
       fold();
       newrank = r / 2;
     }
@@ -180,15 +175,13 @@ Status ControlPlane::allreduce_bits(std::vector<uint64_t>* and_bits,
       const int peer = pn < rem ? pn * 2 + 1 : pn + rem;
       auto rq = t_.irecv(peer, theirs.data(), nb * 8, kTagControl);
       auto sq = t_.isend(peer, mine.data(), nb * 8, kTagControl);
-      Status s = wait(*rq, peer, what);
-      if (s.ok()) s = wait(*sq, peer, what);
-      if (!s.ok()) return s;
+      HVD_RETURN_IF_ERROR(wait(*rq, peer, what));
+      HVD_RETURN_IF_ERROR(wait(*sq, peer, what));
       fold();
     }
   }
   if (r < 2 * rem) {
-    Status s = r % 2 == 0 ? recv_from(r + 1, &mine) : send_to(r - 1);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(r % 2 == 0 ? recv_from(r + 1, &mine) : send_to(r - 1));
   }
   std::copy(mine.begin(), mine.begin() + static_cast<long>(na), and_bits->begin());
   std::copy(mine.begin() + static_cast<long>(na), mine.end(), or_bits->begin());

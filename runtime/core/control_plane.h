@@ -35,8 +35,8 @@ class ControlPlane {
  public:
   /// `warn_s`: log after waiting this long for a peer; `shutdown_s` > 0: give up then.
   ControlPlane(Transport& t, Platform& p, const Logger& log, double warn_s, double shutdown_s);
-  /// Collects every rank's bytes on rank 0; others get `all` empty.
-  Status gather(const std::vector<uint8_t>& mine, Gathered* all);
+  /// Collects every rank's bytes on rank 0; the others get an empty Gathered.
+  StatusOr<Gathered> gather(const std::vector<uint8_t>& mine);
   /// Sends rank 0's `data` to every rank.
   Status bcast(std::vector<uint8_t>* data);
   /// Element-wise AND of `and_bits` and OR of `or_bits` over all ranks, result everywhere

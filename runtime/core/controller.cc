@@ -44,19 +44,16 @@ Controller::Controller(Transport& t, Platform& p, const Config& cfg, const Logge
       cp_(t, p, log, cfg.stall_check_time_s, cfg.stall_shutdown_time_s),
       cache_(cfg.cache_capacity) {}
 
-Status Controller::negotiate(std::vector<TensorRequest> incoming, bool want_shutdown,
-                             NegotiationResult* out) {
+StatusOr<NegotiationResult> Controller::negotiate(std::vector<TensorRequest> incoming,
+                                                  bool want_shutdown) {
   classify(incoming);
+  NegotiationResult out;
   bool full = true;
   if (cache_on()) {
-    Status s = cache_round(want_shutdown, out, &full);
-    if (!s.ok()) return s;
+    HVD_ASSIGN_OR_RETURN(full, cache_round(want_shutdown, &out));
   }
-  if (full) {
-    Status s = full_round(want_shutdown, out);
-    if (!s.ok()) return s;
-  }
-  return Status::OK();
+  if (full) HVD_RETURN_IF_ERROR(full_round(want_shutdown, &out));
+  return out;
 }
 
 // Sorts new requests into cache hits (announced by a bit) and the rest.
@@ -75,7 +72,7 @@ void Controller::classify(std::vector<TensorRequest>& incoming) {
   }
 }
 
-Status Controller::cache_round(bool want_shutdown, NegotiationResult* out, bool* full) {
+StatusOr<bool> Controller::cache_round(bool want_shutdown, NegotiationResult* out) {
   const size_t words = cache_.words();
   std::vector<uint64_t> and_bits(1 + words, 0), or_bits(1 + words, 0);
   // The coordinator forces a full round while tensors wait on missing ranks long enough
@@ -93,8 +90,7 @@ Status Controller::cache_round(bool want_shutdown, NegotiationResult* out, bool*
   }
   for (int bit : stale_bits_) set_bit(or_bits, 1, bit);
   stale_bits_.clear();
-  Status s = cp_.allreduce_bits(&and_bits, &or_bits);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(cp_.allreduce_bits(&and_bits, &or_bits));
   out->shutdown = out->shutdown || !(and_bits[0] & kNoShutdown);
   std::vector<Response> ready;
   for_each_set_bit(and_bits, words, [&](int bit) {
@@ -115,14 +111,11 @@ Status Controller::cache_round(bool want_shutdown, NegotiationResult* out, bool*
   });
   auto fused = fuse_responses(std::move(ready), cfg_.fusion_threshold);
   out->responses.insert(out->responses.end(), fused.begin(), fused.end());
-  *full = !(and_bits[0] & kNothingUncached) || any_invalid;
-  return Status::OK();
+  return !(and_bits[0] & kNothingUncached) || any_invalid;
 }
 
 Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
-  Gathered lists;
-  Status s = cp_.gather(encode_requests(want_shutdown, uncached_), &lists);
-  if (!s.ok()) return s;
+  HVD_ASSIGN_OR_RETURN(const Gathered lists, cp_.gather(encode_requests(want_shutdown, uncached_)));
   out->cache_misses += static_cast<int>(uncached_.size());
   uncached_.clear();
   std::vector<uint8_t> plan;
@@ -136,8 +129,7 @@ Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
       announce_.reset();
     }
   }
-  s = cp_.bcast(&plan);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(cp_.bcast(&plan));
   Reader rd(plan.data(), plan.size());
   const bool shutdown = rd.u8() != 0;
   const int64_t n = rd.i64();

@@ -36,7 +36,7 @@ class Controller {
   /// `fusion_threshold` is read through the pointer each cycle (autotune may change it).
   Controller(Transport& t, Platform& p, const Config& cfg, const Logger& log);
   /// One cycle: announce `incoming` requests, agree on responses.
-  Status negotiate(std::vector<TensorRequest> incoming, bool want_shutdown, NegotiationResult* out);
+  StatusOr<NegotiationResult> negotiate(std::vector<TensorRequest> incoming, bool want_shutdown);
   /// Coordinator, autotune: send `t` to every member with the next plan (forces a full
   /// round); every member finds it in NegotiationResult::tunables of that cycle.
   void announce(const Tunables& t) { announce_ = t; }
@@ -61,7 +61,8 @@ class Controller {
   };
 
   void classify(std::vector<TensorRequest>& incoming);
-  Status cache_round(bool want_shutdown, NegotiationResult* out, bool* full);
+  /// The bit-vector round; returns whether a full round must follow.
+  StatusOr<bool> cache_round(bool want_shutdown, NegotiationResult* out);
   Status full_round(bool want_shutdown, NegotiationResult* out);
   std::vector<uint8_t> coordinate(const Gathered& lists);
   void admit(const TensorRequest& req, int rank, std::vector<std::string>* ready);

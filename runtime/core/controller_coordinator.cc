@@ -35,25 +35,26 @@ std::string mismatch_error(const std::vector<const TensorRequest*>& reqs, int) {
   const std::string opn = lower(optype_name(a.op));
   for (const TensorRequest* bp : reqs) {
     const TensorRequest& b = *bp;
+    const unsigned diff = spec_diff(a, b);
     std::ostringstream os;
     auto who = [&] { os << " (tensor '" << a.name << "', rank " << a.rank << " vs rank " << b.rank << ")"; };
-    if (a.op != b.op) {
+    if (diff & kSpecOp) {
       os << "Mismatched collective operations: one rank requested " << opn << ", but another rank requested " << lower(optype_name(b.op));
-    } else if (a.dtype != b.dtype) {
+    } else if (diff & kSpecDtype) {
       os << "Mismatched data types: one rank sent " << dtype_name(a.dtype) << ", but another rank sent " << dtype_name(b.dtype);
-    } else if (a.device != b.device) {
+    } else if (diff & kSpecDevice) {
       os << "Mismatched devices: one rank placed the tensor on " << (a.device == DeviceKind::kCPU ? "cpu" : "gpu") << ", but another rank on " << (b.device == DeviceKind::kCPU ? "cpu" : "gpu");
     } else if ((a.op == OpType::kAllreduce || a.op == OpType::kBroadcast || a.op == OpType::kReducescatter) && a.shape != b.shape) {
       os << "Mismatched " << opn << " tensor shapes: One rank sent a tensor of shape " << shape_string(a.shape) << ", but another rank sent a tensor of shape " << shape_string(b.shape);
     } else if ((a.op == OpType::kAllgather || a.op == OpType::kAlltoall) && (a.shape.size() != b.shape.size() || tail_dims(a.shape) != tail_dims(b.shape))) {
       os << "Mismatched " << opn << " tensor shapes: One rank sent a tensor of shape " << shape_string(a.shape) << ", but another rank sent a tensor of shape " << shape_string(b.shape) << " (only the first dimension may differ)";
-    } else if ((a.op == OpType::kAllreduce || a.op == OpType::kReducescatter) && a.reduce_op != b.reduce_op) {
+    } else if ((a.op == OpType::kAllreduce || a.op == OpType::kReducescatter) && (diff & kSpecReduceOp)) {
       os << "Mismatched reduction operations: one rank requested " << op_name(a.reduce_op) << ", but another rank requested " << op_name(b.reduce_op);
-    } else if (a.prescale != b.prescale || a.postscale != b.postscale) {
+    } else if (diff & kSpecScale) {
       os << "Mismatched scale factors: one rank gave prescale " << a.prescale << " and postscale " << a.postscale << ", but another rank gave " << b.prescale << " and " << b.postscale;
-    } else if (a.op == OpType::kRemoveProcessSet && a.root != b.root) {
+    } else if (a.op == OpType::kRemoveProcessSet && (diff & kSpecRoot)) {
       os << "Mismatched process set removal: one rank removed process set " << a.root << ", but another rank process set " << b.root;
-    } else if (a.op == OpType::kBroadcast && a.root != b.root) {
+    } else if (a.op == OpType::kBroadcast && (diff & kSpecRoot)) {
       os << "Mismatched broadcast root ranks: one rank specified root rank " << a.root << ", but another rank specified root rank " << b.root;
     } else if (a.group_size != b.group_size) {
       os << "Mismatched grouped " << opn << ": one rank grouped " << a.group_size << " tensors, but another rank " << b.group_size;
@@ -162,10 +163,8 @@ namespace {
 
 // Equal requests but for the submitting rank.
 bool same_request(const TensorRequest& a, const TensorRequest& b) {
-  return a.op == b.op && a.dtype == b.dtype && a.reduce_op == b.reduce_op && a.device == b.device &&
-         a.root == b.root && a.prescale == b.prescale && a.postscale == b.postscale &&
-         a.group_id == b.group_id && a.group_size == b.group_size && a.name == b.name &&
-         a.shape == b.shape && a.ranks == b.ranks;
+  return spec_diff(a, b) == 0 && a.group_id == b.group_id && a.group_size == b.group_size &&
+         a.name == b.name && a.shape == b.shape && a.ranks == b.ranks;
 }
 
 }  // namespace
@@ -208,13 +207,7 @@ Response Controller::build_response(const std::string& name, Pending& p) {
   for (const TensorRequest& q : copies) reqs.push_back(&q);
   const TensorRequest& a = *reqs[0];
   Response r;
-  r.op = a.op;
-  r.dtype = a.dtype;
-  r.reduce_op = a.reduce_op;
-  r.device = a.device;
-  r.root = a.root;
-  r.prescale = a.prescale;
-  r.postscale = a.postscale;
+  static_cast<OpSpec&>(r) = a;
   r.names = {name};
   r.joined.assign(joined_.begin(), joined_.end());
   r.error = p.variants.size() > 1 ? mismatch_error(reqs, t_.size()) : std::string();

@@ -7,20 +7,22 @@
 
 namespace hvd {
 
-Device& Executor::dev() const { return *(kind() == 1 ? rt_.opts_.gpu : rt_.opts_.cpu); }
+Device& Executor::dev() const {
+  return *(kind() == 1 ? env_.gpu : env_.cpu);
+}
 
 Status Executor::phase(std::string_view name, std::string_view cat,
                        const std::function<Status()>& fn) {
   const double t0 = p_.now();
   Status s = fn();
-  if (rt_.timeline_)
-    rt_.timeline_->complete(rt_.world().rank(), kLaneCollective, name, cat, rt_.ts_us(t0),
+  if (env_.timeline)
+    env_.timeline->complete(env_.world_rank, kLaneCollective, name, cat, env_.ts_us(t0),
                             (p_.now() - t0) * 1e6);
   return s;
 }
 
 void Executor::take_entries() {
-  std::unique_lock<Mutex> lk(*rt_.queue_mu_);
+  std::unique_lock<Mutex> lk(env_.queue_mu);
   for (const std::string& n : r_.names) {
     auto it = ps_.table.find(n);
     if (it == ps_.table.end()) {
@@ -34,7 +36,7 @@ void Executor::take_entries() {
 
 void Executor::complete_all(const Status& s) {
   for (auto& e : entries_)
-    if (e) e->handle->complete(s, rt_.cycle_index_);
+    if (e) e->handle->complete(s, env_.cycle);
 }
 
 Status Executor::run() {
@@ -44,13 +46,13 @@ Status Executor::run() {
     return Status::OK();
   }
   const double t0 = p_.now();
-  if (rt_.timeline_) {
+  if (env_.timeline) {
     double first = t0;
     for (auto& e : entries_)
       if (e) first = std::min(first, e->enqueued_at);
     std::string neg = "NEGOTIATE_" + std::string(optype_name(r_.op));
-    rt_.timeline_->complete(rt_.world().rank(), kLaneNegotiation, neg, "negotiation",
-                            rt_.ts_us(first), (t0 - first) * 1e6,
+    env_.timeline->complete(env_.world_rank, kLaneNegotiation, neg, "negotiation",
+                            env_.ts_us(first), (t0 - first) * 1e6,
                             "\"tensors\":" + std::to_string(r_.names.size()));
   }
   Status s;
@@ -68,17 +70,17 @@ Status Executor::run() {
       break;
     case OpType::kBarrier: break;  // negotiation already brought every rank here
   }
-  if (r_.device == DeviceKind::kGPU && rt_.opts_.gpu) {
+  if (r_.device == DeviceKind::kGPU && env_.gpu) {
     // Device work is asynchronous: the results must be there before handles complete.
-    rt_.opts_.gpu->synchronize();
-    Status e = rt_.opts_.gpu->last_error();
+    env_.gpu->synchronize();
+    Status e = env_.gpu->last_error();
     if (s.ok() && !e.ok()) s = e;
   }
   const double t1 = p_.now();
   int64_t bytes = 0;
   for (auto& e : entries_)
     if (e) bytes += static_cast<int64_t>(e->req.input.bytes());
-  if (rt_.timeline_) {
+  if (env_.timeline) {
     std::string args = "\"tensors\":" + std::to_string(r_.names.size()) +
                        ",\"bytes\":" + std::to_string(bytes) + ",\"algorithm\":\"" + algorithm_ +
                        "\",\"process_set\":" + std::to_string(ps_.id) + ",\"names\":\"";
@@ -88,20 +90,18 @@ Status Executor::run() {
       args += json_escape(r_.names[i]);
     }
     args += r_.names.size() > 10 ? ",...\"" : "\"";
-    rt_.timeline_->complete(rt_.world().rank(), kLaneCollective, optype_name(r_.op),
-                            "communication", rt_.ts_us(t0), (t1 - t0) * 1e6, args);
+    env_.timeline->complete(env_.world_rank, kLaneCollective, optype_name(r_.op), "communication",
+                            env_.ts_us(t0), (t1 - t0) * 1e6, args);
   }
   {
-    std::unique_lock<Mutex> lk(*rt_.queue_mu_);
-    rt_.stats_.responses += 1;
-    rt_.stats_.execution_s += t1 - t0;
-    for (auto& e : entries_) rt_.stats_.tensors += e ? 1 : 0;
-    if (r_.op == OpType::kAllreduce) rt_.stats_.bytes_allreduced += bytes;
+    std::unique_lock<Mutex> lk(env_.queue_mu);
+    env_.stats.responses += 1;
+    env_.stats.execution_s += t1 - t0;
+    for (auto& e : entries_) env_.stats.tensors += e ? 1 : 0;
+    if (r_.op == OpType::kAllreduce) env_.stats.bytes_allreduced += bytes;
   }
   complete_all(s);
   return s;
 }
-
-Status RuntimeImpl::perform(ProcessSet& ps, const Response& r) { return Executor(*this, ps, r).run(); }
 
 }  // namespace hvd

@@ -6,15 +6,33 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime_impl.h"
+#include "collectives/collective.h"
+#include "core/process_sets.h"
+#include "hvd/timeline.h"
 
 namespace hvd {
+
+/// Exactly what an Executor reaches of its runtime.
+struct ExecutorEnv {
+  Platform& platform;
+  const Config& config;      ///< the live knobs (autotune changes them between cycles)
+  Device* cpu;               ///< host device
+  Device* gpu;               ///< null without a GPU
+  Mutex& queue_mu;           ///< guards the sets' tables and `stats`
+  RuntimeStats& stats;       ///< responses, tensors, bytes, execution time (under queue_mu)
+  TimelineWriter* timeline;  ///< null: no timeline
+  int world_rank;            ///< this rank in the world (the timeline's pid)
+  double time_origin;        ///< platform time of the timeline's zero
+  int64_t cycle;             ///< the cycle running (completed handles record it)
+  ProcessSets& sets;         ///< ADD/REMOVE_PROCESS_SET register here
+  double ts_us(double t) const { return (t - time_origin) * 1e6; }
+};
 
 /// Runs one response on one rank.
 class Executor {
  public:
-  Executor(RuntimeImpl& rt, ProcessSet& ps, const Response& r)
-      : rt_(rt), ps_(ps), r_(r), p_(*rt.opts_.platform), cfg_(rt.opts_.config) {}
+  Executor(const ExecutorEnv& env, ProcessSet& ps, const Response& r)
+      : env_(env), ps_(ps), r_(r), p_(env.platform), cfg_(env.config) {}
 
   Status run();
 
@@ -46,7 +64,7 @@ class Executor {
   }
   std::string native_name(const char* op) const { return ps_.t->native()->prefix() + "_" + op; }
 
-  RuntimeImpl& rt_;
+  const ExecutorEnv& env_;
   ProcessSet& ps_;
   const Response& r_;
   Platform& p_;

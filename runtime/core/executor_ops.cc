@@ -111,13 +111,12 @@ Status Executor::allreduce_in_place_pieces(int64_t total, Algo algo) {
   algorithm_ = algo == Algo::kDirect ? "DIRECT_ALLREDUCE"
                : algo == Algo::kRhd  ? "RHD_ALLREDUCE"
                                      : "RING_ALLREDUCE";
-  Status s = phase(algorithm_, "communication", [&] {
+  HVD_RETURN_IF_ERROR(phase(algorithm_, "communication", [&] {
     CollectiveContext c = ctx(*ps_.t);
     if (algo == Algo::kDirect) return direct_allreduce(c, in, out, dt, op);
     if (algo == Algo::kRhd) return rhd_allreduce(c, in, out, dt, op);
     return ring_allreduce(c, in, out, dt, op);
-  });
-  if (!s.ok()) return s;
+  }));
   double post = r_.postscale;
   if (r_.reduce_op == ReduceOp::kAverage) post /= ps_.t->size();
   if (post != 1.0) out.for_each(0, total, [&](void* p, int64_t, int64_t n) { d.scale(p, n, dt, post); });
@@ -156,8 +155,7 @@ Status Executor::allreduce() {
     });
   }
   if (r_.prescale != 1.0) d.scale(buf, total, dt, r_.prescale);
-  Status s = allreduce_with(buf, total);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(allreduce_with(buf, total));
   double post = r_.postscale;
   if (r_.reduce_op == ReduceOp::kAverage) post /= ps_.t->size();
   if (post != 1.0) d.scale(buf, total, dt, post);
@@ -255,10 +253,8 @@ Status Executor::alltoall() {
   const size_t row_bytes = static_cast<size_t>(r_.row_elems[0]) * dtype_size(r_.dtype);
   std::vector<int64_t> send_rows = q.splits;
   if (send_rows.empty()) send_rows.assign(static_cast<size_t>(p), q.input.shape[0] / p);
-  std::vector<int64_t> recv_rows;
   CollectiveContext c = ctx(*ps_.t);
-  Status s = exchange_counts(c, send_rows, &recv_rows);
-  if (!s.ok()) return s;
+  HVD_ASSIGN_OR_RETURN(const std::vector<int64_t> recv_rows, exchange_counts(c, send_rows));
   std::vector<size_t> sb(static_cast<size_t>(p)), rb(static_cast<size_t>(p));
   size_t total = 0;
   int64_t rows = 0;
@@ -327,49 +323,27 @@ Status Executor::reducescatter() {
     });
     if (s.ok()) d.copy(h.output_buffer().data(), offset(work, static_cast<size_t>(off[static_cast<size_t>(me)]) * es), static_cast<size_t>(mine) * es);
   }
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(s);
   double post = r_.postscale;
   if (r_.reduce_op == ReduceOp::kAverage) post /= p;
   if (post != 1.0) d.scale(h.output_buffer().data(), mine, dt, post);
   return Status::OK();
 }
 
+// The split is collective over the world set: every rank takes part, non-members with
+// color -1 (they get no group).
 Status Executor::add_process_set() {
-  const int me = rt_.world().rank();
+  const int me = env_.world_rank;
   const bool member = std::find(r_.ranks.begin(), r_.ranks.end(), me) != r_.ranks.end();
   std::unique_ptr<Transport> sub = ps_.t->split(member ? 0 : -1, me);
-  const int id = static_cast<int>(rt_.set_sizes_.size());
-  {
-    std::unique_lock<Mutex> lk(*rt_.queue_mu_);
-    rt_.set_sizes_.push_back(static_cast<int>(r_.ranks.size()));
-  }
-  if (member) {
-    auto ps = std::make_unique<ProcessSet>();
-    ps->id = id;
-    ps->owned = std::move(sub);
-    ps->t = ps->owned.get();
-    Status s = rt_.init_process_set(*ps);
-    if (!s.ok()) return s;
-    std::unique_lock<Mutex> lk(*rt_.queue_mu_);
-    rt_.sets_[id] = std::move(ps);
-  }
+  HVD_ASSIGN_OR_RETURN(const int id, env_.sets.add(r_.ranks, member ? std::move(sub) : nullptr));
   for (auto& e : entries_)
     if (e) e->handle->set_process_set_id(id);
   return Status::OK();
 }
 
-// Every rank marks the set removed in the same cycle, before the caller's handle completes:
-// from then on enqueue refuses it. Members keep the set alive until the cycle's end (the
-// cycle still walks it), then drop it (RuntimeImpl::drop_removed_sets).
 Status Executor::remove_process_set() {
-  std::unique_lock<Mutex> lk(*rt_.queue_mu_);
-  const size_t id = static_cast<size_t>(r_.root);
-  if (id < rt_.set_sizes_.size()) rt_.set_sizes_[id] = 0;
-  auto it = rt_.sets_.find(r_.root);
-  if (it != rt_.sets_.end()) {
-    rt_.removed_sets_.push_back(std::move(it->second));
-    rt_.sets_.erase(it);
-  }
+  env_.sets.remove(r_.root);
   return Status::OK();
 }
 

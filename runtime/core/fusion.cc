@@ -3,10 +3,9 @@
 namespace hvd {
 
 bool fusable(const Response& a, const Response& b) {
+  // Allreduce has no root: every other field of the spec must agree.
   return a.op == OpType::kAllreduce && b.op == OpType::kAllreduce && a.error.empty() &&
-         b.error.empty() && a.dtype == b.dtype && a.reduce_op == b.reduce_op &&
-         a.device == b.device && a.prescale == b.prescale && a.postscale == b.postscale &&
-         a.joined == b.joined;
+         b.error.empty() && (spec_diff(a, b) & ~unsigned{kSpecRoot}) == 0 && a.joined == b.joined;
 }
 
 std::vector<Response> fuse_responses(std::vector<Response> in, int64_t threshold) {

@@ -5,13 +5,13 @@
 namespace hvd {
 
 Status HandleImpl::wait() {
-  std::function<void(HandleImpl&)> drive;
+  CycleDriver* driver;
   {
     std::unique_lock<Mutex> lk(*sig_->mu);
     if (done_) return status_;
-    drive = sig_->drive;
+    driver = sig_->driver;
   }
-  if (drive) drive(*this);
+  if (driver) driver->drive_until(*this);
   std::unique_lock<Mutex> lk(*sig_->mu);
   while (!done_) sig_->cv->wait(*sig_->mu);
   return status_;

@@ -11,15 +11,24 @@
 
 namespace hvd {
 
-/// Mutex + condition variable that every handle of one runtime waits on.
 class HandleImpl;
+
+/// What lets a thread blocked in wait() run background cycles itself (the Scheduler).
+class CycleDriver {
+ public:
+  virtual ~CycleDriver() = default;
+  /// Runs cycles until `h` is done, or returns early when this thread may not.
+  virtual void drive_until(HandleImpl& h) = 0;
+};
+
+/// Mutex + condition variable that every handle of one runtime waits on.
 struct CompletionSignal {
   std::unique_ptr<Mutex> mu;   ///< guards every handle's state
   std::unique_ptr<CondVar> cv;  ///< notified when any handle completes
   /// Set while the runtime runs (guarded by mu): wait() calls it first, so the waiting
   /// thread may run background cycles itself until the handle is done (it returns early
   /// when it cannot, and wait() then blocks as usual).
-  std::function<void(HandleImpl&)> drive;
+  CycleDriver* driver = nullptr;
 };
 
 /// OpHandle implementation; the background loop fills it and calls complete().

@@ -63,15 +63,42 @@ std::vector<int32_t> Reader::i32s() {
   return v;
 }
 
+unsigned spec_diff(const OpSpec& a, const OpSpec& b) {
+  unsigned d = 0;
+  if (a.op != b.op) d |= kSpecOp;
+  if (a.dtype != b.dtype) d |= kSpecDtype;
+  if (a.reduce_op != b.reduce_op) d |= kSpecReduceOp;
+  if (a.device != b.device) d |= kSpecDevice;
+  if (a.root != b.root) d |= kSpecRoot;
+  if (a.prescale != b.prescale || a.postscale != b.postscale) d |= kSpecScale;
+  return d;
+}
+
+void write_spec(Writer& w, const OpSpec& s) {
+  w.u8(static_cast<uint8_t>(s.op));
+  w.u8(static_cast<uint8_t>(s.dtype));
+  w.u8(static_cast<uint8_t>(s.reduce_op));
+  w.u8(static_cast<uint8_t>(s.device));
+  w.i32(s.root);
+  w.f64(s.prescale);
+  w.f64(s.postscale);
+}
+
+OpSpec read_spec(Reader& rd) {
+  OpSpec s;
+  s.op = static_cast<OpType>(rd.u8());
+  s.dtype = static_cast<DataType>(rd.u8());
+  s.reduce_op = static_cast<ReduceOp>(rd.u8());
+  s.device = static_cast<DeviceKind>(rd.u8());
+  s.root = rd.i32();
+  s.prescale = rd.f64();
+  s.postscale = rd.f64();
+  return s;
+}
+
 void write_request(Writer& w, const TensorRequest& r) {
   w.i32(r.rank);
-  w.u8(static_cast<uint8_t>(r.op));
-  w.u8(static_cast<uint8_t>(r.dtype));
-  w.u8(static_cast<uint8_t>(r.reduce_op));
-  w.u8(static_cast<uint8_t>(r.device));
-  w.i32(r.root);
-  w.f64(r.prescale);
-  w.f64(r.postscale);
+  write_spec(w, r);
   w.i32(r.group_id);
   w.i32(r.group_size);
   w.str(r.name);
@@ -82,13 +109,7 @@ void write_request(Writer& w, const TensorRequest& r) {
 TensorRequest read_request(Reader& rd) {
   TensorRequest r;
   r.rank = rd.i32();
-  r.op = static_cast<OpType>(rd.u8());
-  r.dtype = static_cast<DataType>(rd.u8());
-  r.reduce_op = static_cast<ReduceOp>(rd.u8());
-  r.device = static_cast<DeviceKind>(rd.u8());
-  r.root = rd.i32();
-  r.prescale = rd.f64();
-  r.postscale = rd.f64();
+  static_cast<OpSpec&>(r) = read_spec(rd);
   r.group_id = rd.i32();
   r.group_size = rd.i32();
   r.name = rd.str();
@@ -98,13 +119,7 @@ TensorRequest read_request(Reader& rd) {
 }
 
 void write_response(Writer& w, const Response& r) {
-  w.u8(static_cast<uint8_t>(r.op));
-  w.u8(static_cast<uint8_t>(r.dtype));
-  w.u8(static_cast<uint8_t>(r.reduce_op));
-  w.u8(static_cast<uint8_t>(r.device));
-  w.i32(r.root);
-  w.f64(r.prescale);
-  w.f64(r.postscale);
+  write_spec(w, r);
   w.i32(r.last_joined_rank);
   w.str(r.error);
   w.u8(r.error_code);
@@ -119,13 +134,7 @@ void write_response(Writer& w, const Response& r) {
 
 Response read_response(Reader& rd) {
   Response r;
-  r.op = static_cast<OpType>(rd.u8());
-  r.dtype = static_cast<DataType>(rd.u8());
-  r.reduce_op = static_cast<ReduceOp>(rd.u8());
-  r.device = static_cast<DeviceKind>(rd.u8());
-  r.root = rd.i32();
-  r.prescale = rd.f64();
-  r.postscale = rd.f64();
+  static_cast<OpSpec&>(r) = read_spec(rd);
   r.last_joined_rank = rd.i32();
   r.error = rd.str();
   r.error_code = rd.u8();

@@ -10,16 +10,35 @@
 
 namespace hvd {
 
-/// One rank's readiness for one tensor.
-struct TensorRequest {
-  int32_t rank = 0;                         ///< submitting rank (in the process set)
+/// What a collective does to a tensor, apart from its name and shape: the fields a request,
+/// the response to it and a cached response share, and that every rank must agree on.
+struct OpSpec {
   OpType op = OpType::kAllreduce;           ///< collective
   DataType dtype = DataType::kFloat32;      ///< element type
   ReduceOp reduce_op = ReduceOp::kSum;      ///< reduction
   DeviceKind device = DeviceKind::kCPU;     ///< where the tensor lives
-  int32_t root = 0;                         ///< broadcast root
+  int32_t root = 0;                         ///< broadcast root; remove_process_set: the set
   double prescale = 1.0;                    ///< input scale factor
   double postscale = 1.0;                   ///< output scale factor
+};
+
+/// The OpSpec fields, as bits of what spec_diff() returns.
+enum SpecField : unsigned {
+  kSpecOp = 1u << 0,
+  kSpecDtype = 1u << 1,
+  kSpecReduceOp = 1u << 2,
+  kSpecDevice = 1u << 3,
+  kSpecRoot = 1u << 4,
+  kSpecScale = 1u << 5,  ///< prescale or postscale
+};
+
+/// The fields in which `a` and `b` differ (0: equal specs). Each caller decides which of
+/// them matter for its op, and names the first that does in its own words.
+unsigned spec_diff(const OpSpec& a, const OpSpec& b);
+
+/// One rank's readiness for one tensor.
+struct TensorRequest : OpSpec {
+  int32_t rank = 0;                         ///< submitting rank (in the process set)
   int32_t group_id = -1;                    ///< grouped allreduce id (-1: none)
   int32_t group_size = 0;                   ///< members of the group
   std::string name;                         ///< tensor name
@@ -28,14 +47,7 @@ struct TensorRequest {
 };
 
 /// What every rank of a process set executes next, in the same order.
-struct Response {
-  OpType op = OpType::kAllreduce;           ///< collective
-  DataType dtype = DataType::kFloat32;      ///< element type
-  ReduceOp reduce_op = ReduceOp::kSum;      ///< reduction
-  DeviceKind device = DeviceKind::kCPU;     ///< device
-  int32_t root = 0;                         ///< broadcast root
-  double prescale = 1.0;                    ///< input scale
-  double postscale = 1.0;                   ///< output scale
+struct Response : OpSpec {
   int32_t last_joined_rank = -1;            ///< join: last rank that joined
   std::string error;                        ///< non-empty: every rank fails these tensors
   uint8_t error_code = 0;                   ///< StatusCode of the error
@@ -88,6 +100,10 @@ class Reader {
   bool failed_ = false;
 };
 
+/// Encodes the spec part of a request or response (the same bytes in both).
+void write_spec(Writer& w, const OpSpec& s);
+/// Decodes what write_spec wrote.
+OpSpec read_spec(Reader& r);
 /// Encodes a request.
 void write_request(Writer& w, const TensorRequest& r);
 /// Decodes a request.

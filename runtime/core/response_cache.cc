@@ -17,18 +17,18 @@ namespace {
 
 // The parts of a request a cached response must agree with.
 bool matches(const Response& c, const TensorRequest& q) {
-  if (c.op != q.op || c.dtype != q.dtype || c.device != q.device || q.group_id >= 0) return false;
+  const unsigned diff = spec_diff(c, q);
+  if ((diff & (kSpecOp | kSpecDtype | kSpecDevice)) || q.group_id >= 0) return false;
   const int64_t rows = q.shape.empty() ? 1 : q.shape[0];
   const int64_t row = rows ? num_elements(q.shape) / rows : 0;
   switch (q.op) {
     case OpType::kAllreduce:
-      return c.reduce_op == q.reduce_op && c.prescale == q.prescale &&
-             c.postscale == q.postscale && c.counts[0] == num_elements(q.shape);
+      return !(diff & (kSpecReduceOp | kSpecScale)) && c.counts[0] == num_elements(q.shape);
     case OpType::kBroadcast:
-      return c.root == q.root && c.counts[0] == num_elements(q.shape);
+      return !(diff & kSpecRoot) && c.counts[0] == num_elements(q.shape);
     case OpType::kReducescatter:
-      return c.reduce_op == q.reduce_op && c.prescale == q.prescale &&
-             c.postscale == q.postscale && c.first_dims[0] == rows && c.row_elems[0] == row;
+      return !(diff & (kSpecReduceOp | kSpecScale)) && c.first_dims[0] == rows &&
+             c.row_elems[0] == row;
     case OpType::kAlltoall:
       return !q.shape.empty() && c.row_elems[0] == row;
     default:

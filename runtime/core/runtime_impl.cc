@@ -1,11 +1,13 @@
 // RuntimeImpl: start-up agreement, the enqueue funnel and the background loop.
+#include "core/runtime_impl.h"
+
 #include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <set>
 #include <sstream>
 
-#include "core/runtime_impl.h"
+#include "core/executor.h"
 
 namespace hvd {
 
@@ -20,13 +22,8 @@ LogLevel level_of(const Config& c) {
 TensorRequest to_message(const OpRequest& q, int rank) {
   TensorRequest m;
   m.rank = rank;
-  m.op = q.op;
-  m.dtype = q.input.dtype;
-  m.reduce_op = q.reduce_op;
-  m.device = q.input.device;
-  m.root = q.root;
-  m.prescale = q.prescale;
-  m.postscale = q.postscale;
+  static_cast<OpSpec&>(m) =
+      OpSpec{q.op, q.input.dtype, q.reduce_op, q.input.device, q.root, q.prescale, q.postscale};
   m.group_id = q.group_id;
   m.group_size = q.group_size;
   m.name = q.name;
@@ -46,17 +43,16 @@ RuntimeImpl::~RuntimeImpl() {
   if (running_) (void)shutdown();
 }
 
-// Rank 0 checks that every rank runs with the same knobs and hands out the time origin.
-static Status agree_on_start(Transport& t, Platform& p, const Logger& log, const Config& cfg,
-                             double* origin) {
+// Rank 0 checks that every rank runs with the same knobs and hands out the time origin
+// (what this returns).
+static StatusOr<double> agree_on_start(Transport& t, Platform& p, const Logger& log,
+                                       const Config& cfg) {
   ControlPlane cp(t, p, log, cfg.stall_check_time_s, cfg.stall_shutdown_time_s);
   std::ostringstream mine;
   for (const auto& [k, v] : cfg.describe())
     if (k != "timeline" && k != "log_level" && k != "autotune_log") mine << k << '=' << v << ';';
   const std::string m = mine.str();
-  Gathered all;
-  Status s = cp.gather(std::vector<uint8_t>(m.begin(), m.end()), &all);
-  if (!s.ok()) return s;
+  HVD_ASSIGN_OR_RETURN(const Gathered all, cp.gather(std::vector<uint8_t>(m.begin(), m.end())));
   Writer w;
   if (t.rank() == 0) {
     std::string err;
@@ -69,13 +65,12 @@ static Status agree_on_start(Transport& t, Platform& p, const Logger& log, const
     w.f64(p.now());
   }
   std::vector<uint8_t> plan = std::move(w.bytes());
-  s = cp.bcast(&plan);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(cp.bcast(&plan));
   Reader rd(plan.data(), plan.size());
   std::string err = rd.str();
-  *origin = rd.f64();
+  const double origin = rd.f64();
   if (!err.empty()) return Status::Mismatch(err);
-  return Status::OK();
+  return origin;
 }
 
 Status RuntimeImpl::start() {
@@ -83,40 +78,36 @@ Status RuntimeImpl::start() {
   if (!opts_.platform || !opts_.transport || !opts_.cpu)
     return Status::InvalidArgument("runtime needs a platform, a transport and a cpu device");
   opts_.config = start_config_;  // a restart forgets what autotune chose
-  Status s = opts_.config.validate();
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(opts_.config.validate());
+  if (scheduler_) stats_.caller_cycles += scheduler_->caller_cycles_locked();  // a restart
   signal_ = std::make_shared<CompletionSignal>();
   signal_->mu = opts_.platform->make_mutex();
   signal_->cv = opts_.platform->make_condvar();
   queue_mu_ = opts_.platform->make_mutex();
-  wake_cv_ = opts_.platform->make_condvar();
+  scheduler_ = std::make_unique<Scheduler>(
+      *opts_.platform, opts_.config, *queue_mu_,
+      Scheduler::Work{[this] { return has_work_locked(); },
+                      [this](double started) { return cycle_body(started); }});
+  sets_ = std::make_unique<ProcessSets>(*opts_.platform, opts_.config, log_, opts_.cpu, opts_.gpu,
+                                        *queue_mu_);
   tuned_ = AutotuneState{};  // start_autotune() fills it once the world set exists
   stopped_ = false;
   failure_ = Status::OK();
-  shutdown_requested_ = false;
-  driving_ = false;
-  loop_done_ = false;
   // A real GPU keeps per-thread state (the current CUDA device), so only the loop drives it.
-  caller_may_drive_ = opts_.config.caller_drives && !opts_.config.autotune &&
-                      (!opts_.gpu || opts_.gpu->allows_phantom());
+  const bool caller_may_drive = opts_.config.caller_drives && !opts_.config.autotune &&
+                                (!opts_.gpu || opts_.gpu->allows_phantom());
   Transport& t = *opts_.transport;
-  double origin = 0;
-  s = agree_on_start(t, *opts_.platform, log_, opts_.config, &origin);
-  if (!s.ok()) return s;
+  HVD_ASSIGN_OR_RETURN(const double origin, agree_on_start(t, *opts_.platform, log_, opts_.config));
   if (opts_.time_origin == 0) opts_.time_origin = origin;
   timeline_ = opts_.timeline;
   if (!timeline_ && !opts_.config.timeline.empty()) {
+    Status s;
     own_timeline_ = TimelineWriter::open(timeline_rank_path(opts_.config.timeline, t.rank()), &s);
     if (!s.ok()) return s;
     timeline_ = own_timeline_.get();
   }
   if (timeline_) timeline_->declare_rank(t.rank(), "rank " + std::to_string(t.rank()));
-  auto world = std::make_unique<ProcessSet>();
-  world->t = &t;
-  set_sizes_.push_back(t.size());
-  s = init_process_set(*world);
-  if (!s.ok()) return s;
-  sets_[0] = std::move(world);
+  HVD_RETURN_IF_ERROR(sets_->add_world(t));
   if (t.rank() == 0 && log_.enabled(LogLevel::kInfo)) {
     std::ostringstream os;
     os << "hvd runtime on " << t.name() << ": size=" << t.size() << " nodes=" << t.cross_size()
@@ -126,47 +117,20 @@ Status RuntimeImpl::start() {
   }
   start_autotune();
   running_ = true;
-  last_cycle_ = opts_.platform->now();
-  last_cycle_end_ = last_cycle_.load();
   {
     std::unique_lock<Mutex> lk(*signal_->mu);
-    signal_->drive = [this](HandleImpl& h) { drive_until(h); };
+    signal_->driver = scheduler_.get();
   }
-  loop_activity_ = opts_.platform->spawn("hvd-loop-" + std::to_string(t.rank()), [this] { loop(); });
-  return Status::OK();
-}
-
-Status RuntimeImpl::init_process_set(ProcessSet& ps) {
-  ps.controller = std::make_unique<Controller>(*ps.t, *opts_.platform, opts_.config, log_);
-  {  // a set created mid-run follows the autotuner's cache switch
-    std::unique_lock<Mutex> lk(*queue_mu_);
-    if (tuned_.enabled) ps.controller->set_cache_enabled(tuned_.cache_enabled);
-  }
-  for (int k = 0; k < 2; ++k) {
-    Device* d = k == 0 ? opts_.cpu : opts_.gpu;
-    ps.fusion[k] = DeviceBuffer(d, 0);
-    ps.scratch[k] = DeviceBuffer(d, 0);
-  }
-  // Every member evaluates the same global facts, so all or none make the (collective) split.
-  if (ps.t->homogeneous() && ps.t->local_size() > 1 && ps.t->cross_size() > 1) {
-    ps.local = ps.t->split(ps.t->node_of(ps.t->rank()), ps.t->rank());
-    ps.cross = ps.t->split(ps.t->local_rank(), ps.t->rank());
-  }
+  scheduler_->start("hvd-loop-" + std::to_string(t.rank()), caller_may_drive);
   return Status::OK();
 }
 
 Status RuntimeImpl::shutdown() {
   if (!running_) return Status::OK();
-  {
-    std::unique_lock<Mutex> lk(*queue_mu_);
-    shutdown_requested_ = true;
-  }
-  wake_cv_->notify_all();
-  loop_activity_->join();
-  loop_activity_.reset();
+  scheduler_->stop();
   {
     std::unique_lock<Mutex> lk(*signal_->mu);
-    signal_->drive = nullptr;
+    signal_->driver = nullptr;
   }
   running_ = false;
   if (timeline_) timeline_->flush();
@@ -175,111 +139,26 @@ Status RuntimeImpl::shutdown() {
   return failure_;
 }
 
-void RuntimeImpl::loop() {
-  while (run_cycle()) {
-  }
-}
-
 bool RuntimeImpl::has_work_locked() const {
-  for (const auto& [id, ps] : sets_)
+  for (const auto& [id, ps] : sets_->members())
     if (!ps->incoming.empty() || !ps->table.empty()) return true;
   return false;
 }
 
-// Horovod's pacing: a cycle starts cycle_time after the previous one. With cycle_time 0
-// the loop is event driven instead: it waits until something is enqueued (or 10 ms pass,
-// so idle ranks still answer their peers' negotiation rounds). Returns true when the cycle
-// must run (paced mode, idle time-out), false when it woke for work: a caller may have run
-// that cycle meanwhile (drive_until), so run_cycle looks again.
-bool RuntimeImpl::wait_for_cycle() {
+// One cycle, on whichever thread the Scheduler runs it: every set this rank belongs to
+// negotiates once and runs the agreed responses in order; then autotune and removed sets.
+bool RuntimeImpl::cycle_body(double started) {
   Platform& p = *opts_.platform;
-  if (opts_.config.cycle_time_ms > 0) {
-    const double wait = last_cycle_.load() + opts_.config.cycle_time_ms * 1e-3 - p.now();
-    if (wait > 0) p.sleep_for(wait);
-    return true;
-  }
-  // The idle period counts from the last cycle anyone ran: while a caller drives cycles
-  // (drive_until) the loop has no reason to start one of its own.
-  std::unique_lock<Mutex> lk(*queue_mu_);
-  while (!has_work_locked() && !shutdown_requested_) {
-    const double idle_deadline = last_cycle_end_ + 0.01;
-    if (!wake_cv_->wait_until(*queue_mu_, idle_deadline) && p.now() >= last_cycle_end_ + 0.01)
-      return true;
-  }
-  return false;
-}
-
-// The loop's turn: wait for the cycle, then for any caller that is running one (see
-// drive_until), then run it unless that caller already took all the work.
-bool RuntimeImpl::run_cycle() {
-  const bool must_run = wait_for_cycle();
-  {
-    std::unique_lock<Mutex> lk(*queue_mu_);
-    while (driving_) {
-      loop_awaits_driver_ = true;
-      wake_cv_->wait(*queue_mu_);
-    }
-    loop_awaits_driver_ = false;
-    if (loop_done_) return false;
-    // Nothing to do: woken for work a caller already took, or idle, but a caller's cycle
-    // ended less than the idle period ago.
-    if (event_driven_.load(std::memory_order_relaxed) && !has_work_locked() &&
-        !shutdown_requested_ && (!must_run || opts_.platform->now() < last_cycle_end_ + 0.01))
-      return true;
-    driving_ = true;
-  }
-  const bool keep = cycle_body();
-  end_drive(keep);
-  return keep;
-}
-
-void RuntimeImpl::end_drive(bool keep_running) {
-  bool wake;
-  {
-    std::unique_lock<Mutex> lk(*queue_mu_);
-    driving_ = false;
-    last_cycle_end_ = opts_.platform->now();
-    if (!keep_running) loop_done_ = true;
-    // Wake the loop only when it waits for this cycle to end, or has work a caller left it
-    // (a wake per call would cost a thread switch, the very thing driving saves).
-    wake = loop_awaits_driver_ || !keep_running || has_work_locked();
-  }
-  if (wake) wake_cv_->notify_all();
-}
-
-// A caller blocked in wait() runs the cycles itself while the loop is idle: in the event
-// driven mode this saves two thread hand-offs per blocking call (caller -> loop -> caller),
-// which on a busy host cost more than the negotiation. Cycles stay serial on a rank (the
-// driving_ flag), so the peers see the same sequence whichever thread runs them.
-void RuntimeImpl::drive_until(HandleImpl& h) {
-  while (!h.poll()) {
-    {
-      std::unique_lock<Mutex> lk(*queue_mu_);
-      if (!caller_may_drive_ || driving_ || loop_done_ || shutdown_requested_ || stopped_ ||
-          !event_driven_.load(std::memory_order_relaxed))
-        return;
-      driving_ = true;
-      ++stats_.caller_cycles;
-    }
-    const bool keep = cycle_body();
-    end_drive(keep);
-    if (!keep) return;
-  }
-}
-
-bool RuntimeImpl::cycle_body() {
-  Platform& p = *opts_.platform;
-  last_cycle_ = p.now();
   const int me = opts_.transport->rank();
   if (timeline_ && opts_.config.timeline_mark_cycles)
-    timeline_->instant(me, kLaneCycle, "CYCLE_START", "cycle", ts_us(last_cycle_.load()));
+    timeline_->instant(me, kLaneCycle, "CYCLE_START", "cycle", ts_us(started));
   std::vector<ProcessSet*> sets;
   bool want_shutdown;
   int64_t bytes_before = 0;
   {
     std::unique_lock<Mutex> lk(*queue_mu_);
-    for (auto& [id, ps] : sets_) sets.push_back(ps.get());
-    want_shutdown = shutdown_requested_;
+    for (auto& [id, ps] : sets_->members()) sets.push_back(ps.get());
+    want_shutdown = scheduler_->shutdown_requested_locked();
     cycle_index_ = ++stats_.cycles;
     bytes_before = stats_.bytes_allreduced;
   }
@@ -292,22 +171,25 @@ bool RuntimeImpl::cycle_body() {
       incoming.swap(ps->incoming);
     }
     const double t0 = p.now();
-    NegotiationResult res;
-    Status s = ps->controller->negotiate(std::move(incoming), ps->id == 0 && want_shutdown, &res);
+    StatusOr<NegotiationResult> negotiated =
+        ps->controller->negotiate(std::move(incoming), ps->id == 0 && want_shutdown);
     const double t1 = p.now();
     {
       std::unique_lock<Mutex> lk(*queue_mu_);
       stats_.negotiation_s += t1 - t0;
-      stats_.cache_hits += res.cache_hits;
-      stats_.cache_misses += res.cache_misses;
+      if (negotiated.ok()) {
+        stats_.cache_hits += negotiated->cache_hits;
+        stats_.cache_misses += negotiated->cache_misses;
+      }
     }
-    if (!s.ok()) {
-      HVD_LOG(log_, kError, "negotiation failed: " << s.message());
-      fail_all(s);
+    if (!negotiated.ok()) {
+      HVD_LOG(log_, kError, "negotiation failed: " << negotiated.status().message());
+      fail_all(negotiated.status());
       return false;
     }
+    const NegotiationResult& res = *negotiated;
     for (const Response& r : res.responses) {
-      s = perform(*ps, r);
+      Status s = perform(*ps, r);
       if (!s.ok()) {
         HVD_LOG(log_, kError, optype_name(r.op) << " failed: " << s.message());
         fail_all(s);
@@ -341,7 +223,7 @@ void RuntimeImpl::fail_all(const Status& s) {
     std::unique_lock<Mutex> lk(*queue_mu_);
     stopped_ = true;
     if (failure_.ok()) failure_ = s;
-    for (auto& [id, ps] : sets_) {
+    for (auto& [id, ps] : sets_->members()) {
       for (auto& [name, e] : ps->table) handles.push_back(e.handle);
       ps->table.clear();
       ps->incoming.clear();
@@ -351,8 +233,18 @@ void RuntimeImpl::fail_all(const Status& s) {
 }
 
 RuntimeStats RuntimeImpl::stats() const {
+  if (!queue_mu_) return stats_;
   std::unique_lock<Mutex> lk(*queue_mu_);
-  return stats_;
+  RuntimeStats st = stats_;
+  st.caller_cycles += scheduler_->caller_cycles_locked();
+  return st;
+}
+
+Status RuntimeImpl::perform(ProcessSet& ps, const Response& r) {
+  const ExecutorEnv env{*opts_.platform,   opts_.config, opts_.cpu, opts_.gpu,
+                        *queue_mu_,        stats_,       timeline_, opts_.transport->rank(),
+                        opts_.time_origin, cycle_index_, *sets_};
+  return Executor(env, ps, r).run();
 }
 
 Handle RuntimeImpl::enqueue(OpRequest req) {
@@ -362,15 +254,14 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
   if (!s.ok()) return finished_handle(s);
   std::unique_lock<Mutex> lk(*queue_mu_);
   if (stopped_) return finished_handle(failure_.ok() ? Status::Aborted("runtime stopped") : failure_);
-  auto it = sets_.find(req.process_set);
-  if (it == sets_.end()) {
-    const bool exists = req.process_set >= 0 && req.process_set < static_cast<int>(set_sizes_.size()) &&
-                        set_sizes_[static_cast<size_t>(req.process_set)] > 0;
+  ProcessSet* found = sets_->find_locked(req.process_set);
+  if (!found) {
+    const bool exists = sets_->size_of(req.process_set) > 0;
     return finished_handle(Status::InvalidArgument(
         exists ? "rank " + std::to_string(world().rank()) + " is not a member of process set " + std::to_string(req.process_set)
                : "process set " + std::to_string(req.process_set) + " does not exist"));
   }
-  ProcessSet& ps = *it->second;
+  ProcessSet& ps = *found;
   auto [slot, fresh] = ps.table.try_emplace(req.name);
   if (!fresh)
     return finished_handle(Status::InvalidArgument(
@@ -378,11 +269,10 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
         "until the operation completes"));
   auto h = std::make_shared<HandleImpl>(signal_);
   ps.incoming.push_back(to_message(req, ps.t->rank()));
-  const bool caller_runs = req.caller_waits && caller_may_drive_ && !driving_;
+  const bool caller_runs = scheduler_->caller_will_drive_locked(req.caller_waits);
   slot->second = TensorEntry{std::move(req), h, opts_.platform->now()};
   lk.unlock();
-  // A blocking call that will run the cycle itself (drive_until) need not wake the loop.
-  if (event_driven_.load(std::memory_order_relaxed) && !caller_runs) wake_cv_->notify_all();
+  scheduler_->enqueued(caller_runs);
   return h;
 }
 
@@ -415,7 +305,7 @@ void RuntimeImpl::drop_removed_sets() {
   std::vector<std::unique_ptr<ProcessSet>> gone;
   {
     std::unique_lock<Mutex> lk(*queue_mu_);
-    gone.swap(removed_sets_);
+    gone = sets_->take_removed_locked();
     for (auto& ps : gone)
       for (auto& [name, e] : ps->table) handles.push_back(e.handle);
   }
@@ -441,9 +331,8 @@ Status RuntimeImpl::validate(const OpRequest& q) const {
     return Status::InvalidArgument(what() + "input tensor has no storage");
   if (!std::isfinite(q.prescale) || !std::isfinite(q.postscale))
     return Status::InvalidArgument(what() + "scale factors must be finite");
-  const int size = q.process_set < static_cast<int>(set_sizes_.size()) && q.process_set >= 0
-                       ? set_sizes_[static_cast<size_t>(q.process_set)]
-                       : world().size();
+  const int known = sets_->size_of(q.process_set);  // -1: no such set (enqueue says so)
+  const int size = known >= 0 ? known : world().size();
   switch (q.op) {
     case OpType::kAllreduce:
       if (q.output.shape != q.input.shape || q.output.dtype != q.input.dtype || q.output.device != q.input.device)
@@ -493,7 +382,7 @@ Status RuntimeImpl::validate(const OpRequest& q) const {
     case OpType::kRemoveProcessSet:
       if (q.process_set != 0) return Status::InvalidArgument("remove_process_set runs on the world set only");
       if (q.root == 0) return Status::InvalidArgument("remove_process_set: process set 0 (the world) cannot be removed");
-      if (q.root < 0 || q.root >= static_cast<int>(set_sizes_.size()) || set_sizes_[static_cast<size_t>(q.root)] == 0)
+      if (sets_->size_of(q.root) <= 0)
         return Status::InvalidArgument("remove_process_set: process set " + std::to_string(q.root) + " does not exist");
       break;
     default:

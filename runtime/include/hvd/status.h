@@ -1,8 +1,11 @@
 // hvd::Status: the result of every public call (ok, or a message saying what went wrong).
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
+#include <variant>
 
 namespace hvd {
 
@@ -46,4 +49,69 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+/// A value of type T, or the Status saying why there is none: what a function that used
+/// to take an out-parameter next to its Status returns instead.
+///
+///   StatusOr<Gathered> all = cp.gather(mine);
+///   if (!all.ok()) return all.status();
+///   use(*all);
+///
+/// A StatusOr built from an ok Status (which carries no value) holds an Internal error
+/// instead, so ok() always means a value is there. value() on an error is a bug: it
+/// prints the status and aborts.
+template <typename T>
+class [[nodiscard]] StatusOr {
+ public:
+  /// A failed result (`s` should not be ok).
+  StatusOr(Status s) : v_(std::move(s)) {  // NOLINT: implicit, so `return status;` works
+    if (std::get<Status>(v_).ok())
+      v_ = Status::Internal("StatusOr built from an ok Status without a value");
+  }
+  /// A successful result holding `value`.
+  StatusOr(T value) : v_(std::move(value)) {}  // NOLINT: implicit, so `return value;` works
+
+  /// True when a value is held.
+  bool ok() const { return v_.index() == 1; }
+  /// The failure, or Status::OK() when a value is held.
+  Status status() const { return ok() ? Status::OK() : std::get<Status>(v_); }
+  /// The value (aborts when there is none).
+  T& value() & { check(); return std::get<T>(v_); }
+  const T& value() const& { check(); return std::get<T>(v_); }
+  T&& value() && { check(); return std::get<T>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  void check() const {
+    if (ok()) return;
+    std::fprintf(stderr, "hvd::StatusOr::value() on an error: %s\n",
+                 std::get<Status>(v_).to_string().c_str());
+    std::abort();
+  }
+  std::variant<Status, T> v_;
+};
+
 }  // namespace hvd
+
+/// Evaluates `expr` (a Status) and returns it from the enclosing function when it failed.
+#define HVD_RETURN_IF_ERROR(expr)                         \
+  do {                                                    \
+    ::hvd::Status hvd_status_ = (expr);                   \
+    if (!hvd_status_.ok()) return hvd_status_;            \
+  } while (0)
+
+#define HVD_STATUS_CONCAT_INNER_(a, b) a##b
+#define HVD_STATUS_CONCAT_(a, b) HVD_STATUS_CONCAT_INNER_(a, b)
+/// `HVD_ASSIGN_OR_RETURN(lhs, expr)`: evaluates `expr` (a StatusOr); on failure returns its
+/// status from the enclosing function, otherwise moves the value into `lhs` (which may be
+/// a declaration: `HVD_ASSIGN_OR_RETURN(Gathered all, cp.gather(mine));`). It expands to
+/// several statements: inside an `if`, use braces.
+#define HVD_ASSIGN_OR_RETURN(lhs, expr) \
+  HVD_ASSIGN_OR_RETURN_IMPL_(HVD_STATUS_CONCAT_(hvd_status_or_, __LINE__), lhs, expr)
+#define HVD_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
+  auto tmp = (expr);                               \
+  if (!tmp.ok()) return tmp.status();              \
+  lhs = std::move(tmp).value()

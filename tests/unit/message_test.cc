@@ -1,0 +1,183 @@
+// Negotiation messages: the OpSpec shared by requests and responses, its comparison, and
+// the wire format (which must not change: peers of different builds, recorded reports).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/controller.h"
+#include "core/message.h"
+
+namespace hvd {
+namespace {
+
+OpSpec sample_spec() {
+  return OpSpec{OpType::kReducescatter, DataType::kFloat16, ReduceOp::kMax, DeviceKind::kGPU, 3,
+                0.5, 2.25};
+}
+
+TEST(Message, SpecDiffNamesEveryDifferingField) {
+  const OpSpec a = sample_spec();
+  EXPECT_EQ(spec_diff(a, a), 0u);
+  OpSpec b = a;
+  b.op = OpType::kAllreduce;
+  EXPECT_EQ(spec_diff(a, b), unsigned{kSpecOp});
+  b = a;
+  b.dtype = DataType::kFloat32;
+  EXPECT_EQ(spec_diff(a, b), unsigned{kSpecDtype});
+  b = a;
+  b.reduce_op = ReduceOp::kSum;
+  EXPECT_EQ(spec_diff(a, b), unsigned{kSpecReduceOp});
+  b = a;
+  b.device = DeviceKind::kCPU;
+  EXPECT_EQ(spec_diff(a, b), unsigned{kSpecDevice});
+  b = a;
+  b.root = 0;
+  EXPECT_EQ(spec_diff(a, b), unsigned{kSpecRoot});
+  b = a;
+  b.prescale = 1.0;
+  EXPECT_EQ(spec_diff(a, b), unsigned{kSpecScale});
+  b = a;
+  b.postscale = 1.0;
+  EXPECT_EQ(spec_diff(a, b), unsigned{kSpecScale});
+  b = OpSpec{};
+  EXPECT_EQ(spec_diff(a, b), unsigned{kSpecOp | kSpecDtype | kSpecReduceOp | kSpecDevice |
+                                      kSpecRoot | kSpecScale});
+}
+
+// The request layout field by field, as it was before the spec had its own encoder.
+TEST(Message, RequestWireFormatIsUnchanged) {
+  TensorRequest r;
+  static_cast<OpSpec&>(r) = sample_spec();
+  r.rank = 5;
+  r.group_id = 7;
+  r.group_size = 2;
+  r.name = "grad/w";
+  r.shape = {4, 6};
+  r.ranks = {0, 2};
+  Writer got;
+  write_request(got, r);
+  Writer want;
+  want.i32(5);
+  want.u8(static_cast<uint8_t>(OpType::kReducescatter));
+  want.u8(static_cast<uint8_t>(DataType::kFloat16));
+  want.u8(static_cast<uint8_t>(ReduceOp::kMax));
+  want.u8(static_cast<uint8_t>(DeviceKind::kGPU));
+  want.i32(3);
+  want.f64(0.5);
+  want.f64(2.25);
+  want.i32(7);
+  want.i32(2);
+  want.str("grad/w");
+  want.i64s({4, 6});
+  want.i32s({0, 2});
+  EXPECT_EQ(got.bytes(), want.bytes());
+  Reader rd(got.bytes().data(), got.bytes().size());
+  TensorRequest back = read_request(rd);
+  EXPECT_FALSE(rd.failed());
+  EXPECT_TRUE(rd.done());
+  EXPECT_EQ(spec_diff(back, r), 0u);
+  EXPECT_EQ(back.rank, 5);
+  EXPECT_EQ(back.name, "grad/w");
+  EXPECT_EQ(back.shape, r.shape);
+  EXPECT_EQ(back.ranks, r.ranks);
+}
+
+TEST(Message, ResponseWireFormatIsUnchanged) {
+  Response r;
+  static_cast<OpSpec&>(r) = sample_spec();
+  r.last_joined_rank = 1;
+  r.error = "e";
+  r.error_code = 2;
+  r.names = {"a", "b"};
+  r.counts = {3};
+  r.first_dims = {4};
+  r.row_elems = {5};
+  r.joined = {6};
+  r.ranks = {7};
+  Writer got;
+  write_response(got, r);
+  Writer want;
+  want.u8(static_cast<uint8_t>(OpType::kReducescatter));
+  want.u8(static_cast<uint8_t>(DataType::kFloat16));
+  want.u8(static_cast<uint8_t>(ReduceOp::kMax));
+  want.u8(static_cast<uint8_t>(DeviceKind::kGPU));
+  want.i32(3);
+  want.f64(0.5);
+  want.f64(2.25);
+  want.i32(1);
+  want.str("e");
+  want.u8(2);
+  want.i64(2);
+  want.str("a");
+  want.str("b");
+  want.i64s({3});
+  want.i64s({4});
+  want.i64s({5});
+  want.i32s({6});
+  want.i32s({7});
+  EXPECT_EQ(got.bytes(), want.bytes());
+  Reader rd(got.bytes().data(), got.bytes().size());
+  Response back = read_response(rd);
+  EXPECT_FALSE(rd.failed());
+  EXPECT_TRUE(rd.done());
+  EXPECT_EQ(spec_diff(back, r), 0u);
+  EXPECT_EQ(back.names, r.names);
+  EXPECT_EQ(back.joined, r.joined);
+}
+
+// mismatch_error names the first field that matters, in Horovod's words.
+std::string mismatch_of(const TensorRequest& a, const TensorRequest& b) {
+  return mismatch_error({&a, &b}, 2);
+}
+
+TEST(Message, MismatchMessagesPerSpecField) {
+  TensorRequest a;
+  a.name = "t";
+  a.rank = 0;
+  a.shape = {4};
+  TensorRequest b = a;
+  b.rank = 1;
+  EXPECT_EQ(mismatch_of(a, b), "");
+  b.op = OpType::kAllgather;
+  b.dtype = DataType::kInt32;  // the op is named first
+  EXPECT_EQ(mismatch_of(a, b),
+            "Mismatched collective operations: one rank requested allreduce, but another rank "
+            "requested allgather (tensor 't', rank 0 vs rank 1)");
+  b.op = a.op;
+  EXPECT_EQ(mismatch_of(a, b),
+            "Mismatched data types: one rank sent float32, but another rank sent int32 (tensor "
+            "'t', rank 0 vs rank 1)");
+  b.dtype = a.dtype;
+  b.device = DeviceKind::kGPU;
+  EXPECT_EQ(mismatch_of(a, b),
+            "Mismatched devices: one rank placed the tensor on cpu, but another rank on gpu "
+            "(tensor 't', rank 0 vs rank 1)");
+  b.device = a.device;
+  b.reduce_op = ReduceOp::kMin;
+  EXPECT_EQ(mismatch_of(a, b),
+            "Mismatched reduction operations: one rank requested sum, but another rank requested "
+            "min (tensor 't', rank 0 vs rank 1)");
+  b.reduce_op = a.reduce_op;
+  b.postscale = 0.5;
+  EXPECT_EQ(mismatch_of(a, b),
+            "Mismatched scale factors: one rank gave prescale 1 and postscale 1, but another rank "
+            "gave 1 and 0.5 (tensor 't', rank 0 vs rank 1)");
+  b.postscale = a.postscale;
+  b.root = 1;  // an allreduce has no root
+  EXPECT_EQ(mismatch_of(a, b), "");
+  a.op = b.op = OpType::kBroadcast;
+  EXPECT_EQ(mismatch_of(a, b),
+            "Mismatched broadcast root ranks: one rank specified root rank 0, but another rank "
+            "specified root rank 1 (tensor 't', rank 0 vs rank 1)");
+  a.op = b.op = OpType::kRemoveProcessSet;
+  EXPECT_EQ(mismatch_of(a, b),
+            "Mismatched process set removal: one rank removed process set 0, but another rank "
+            "process set 1 (tensor 't', rank 0 vs rank 1)");
+  a.op = b.op = OpType::kAllgather;  // reduce op and root do not matter for allgather
+  b.reduce_op = ReduceOp::kMax;
+  EXPECT_EQ(mismatch_of(a, b), "");
+}
+
+}  // namespace
+}  // namespace hvd
