@@ -30,12 +30,10 @@ Status init() {
   DefaultInstance& d = instance();
   if (d.runtime) return Status::OK();
   Config cfg;
-  Status s = Config::from_process_env(&cfg);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(Config::from_process_env(&cfg));
   std::unique_ptr<Transport> world;
 #ifdef HVD_HAVE_MPI
-  s = init_mpi(nullptr, nullptr);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(init_mpi(nullptr, nullptr));
   world = make_mpi_world_transport(cfg.ranks_per_node);
 #else
   world = make_single_rank_transport();

@@ -208,8 +208,7 @@ Status start_runtime(const RuntimeOptions& opts, std::unique_ptr<Runtime>* out) 
 
 Status run_rank(const RuntimeOptions& opts, const std::function<void(Runtime&)>& body) {
   Runtime rt(opts);
-  Status s = rt.start();
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(rt.start());
   body(rt);
   return rt.shutdown();
 }

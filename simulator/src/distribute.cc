@@ -352,8 +352,7 @@ Status Spread::run(const Scenario& sc, const RunOptions& opts, std::vector<repor
   // differently), and the report would no longer be the single run's byte for byte.
   // Did every rank get through its set-up (options, scenario) and into MPI as launched?
   // A rank that did not is in finish(), meeting the others here.
-  Status a = agree(init_mpi());
-  if (!a.ok()) return a;
+  HVD_RETURN_IF_ERROR(agree(init_mpi()));
   s = gather(mine, results_, s, failed, &results_);
   if (!s.ok()) return s;
   if (is_root() && !sharded()) sweep_records(jobs_, results_, records);

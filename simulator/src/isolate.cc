@@ -100,8 +100,7 @@ Status run_isolated(const IsolatedJob& job, std::string* result) {
   // Debugging aid: HVD_SIM_NO_FORK=1 runs the (single) job in this process.
   if (const char* nf = std::getenv("HVD_SIM_NO_FORK"); nf && nf[0] == '1') return job(result);
   Child c;
-  Status s = start(job, &c);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(start(job, &c));
   return finish(&c, result);
 }
 

@@ -210,8 +210,7 @@ Status load_and_route(const std::string& file, int np) {
   ClusterSpec c;
   c.platform_file = file;
   BuiltPlatform plat;
-  Status s = load_platform_file(c, &plat);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(load_platform_file(c, &plat));
   e.seal_platform();  // routes are computed by then
   const std::string shown = "cluster.platform_file: \"" + file.substr(0, 60) + "\"";
   if (static_cast<int>(plat.gpus.size()) < np)

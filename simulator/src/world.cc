@@ -83,13 +83,11 @@ Status check_world(const WorldOptions& o) {
 
 Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&)>& body,
                       WorldInfo* info) {
-  Status s = check_world(o);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(check_world(o));
   auto engine = make_engine();
   configure_engine(*engine, o.model, 2L * o.np, o.cluster.network.effective_connection_rate() > 0);
   BuiltPlatform plat;
-  s = build_platform(o.cluster, &plat);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(build_platform(o.cluster, &plat));
   if (o.np > static_cast<int>(plat.gpus.size()))
     return Status::InvalidArgument("np: " + std::to_string(o.np) + " does not fit the platform (" +
                                    std::to_string(plat.gpus.size()) + " hosts)");

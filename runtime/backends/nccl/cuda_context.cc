@@ -54,9 +54,8 @@ Status CudaContext::flush() {
   pending_.clear();
   activate();
   for (const CopySegment& s : plan.memcpys) {
-    Status st = cuda_status(cudaMemcpyAsync(s.dst, s.src, s.bytes, cudaMemcpyDefault, stream_),
-                            "cudaMemcpyAsync");
-    if (!st.ok()) return st;
+    HVD_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(s.dst, s.src, s.bytes, cudaMemcpyDefault, stream_),
+                                   "cudaMemcpyAsync"));
   }
   for (const auto& b : plan.batches) {
     Status st =
@@ -75,9 +74,8 @@ Status CudaContext::synchronize() {
 }
 
 Status CudaContext::stream_after_device(cudaStream_t s) {
-  Status st = flush();
-  if (!st.ok()) return st;
-  st = cuda_status(cudaEventRecord(order_event_, stream_), "cudaEventRecord");
+  HVD_RETURN_IF_ERROR(flush());
+  Status st = cuda_status(cudaEventRecord(order_event_, stream_), "cudaEventRecord");
   if (st.ok()) st = cuda_status(cudaStreamWaitEvent(s, order_event_, 0), "cudaStreamWaitEvent");
   return st;
 }
@@ -119,8 +117,7 @@ Status wait_event(cudaEvent_t ev, double deadline, const std::function<Status()>
     if (e == cudaSuccess) return Status::OK();
     if (e != cudaErrorNotReady) return cuda_status(e, "cudaEventQuery");
     if (check) {
-      Status s = check();
-      if (!s.ok()) return s;
+      HVD_RETURN_IF_ERROR(check());
     }
     if (steady_seconds() >= deadline)
       return Status::Timeout(

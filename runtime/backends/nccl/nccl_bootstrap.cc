@@ -15,9 +15,8 @@ Status send_frame(Transport& t, int peer, const BootstrapMessage& m) {
 // its end on every rank and all of them fail instead of some waiting forever.
 Status recv_frame(Transport& t, int peer, uint64_t generation, BootstrapMessage* m) {
   std::vector<uint8_t> f(kBootstrapFrameBytes);
-  Status s = recv(t, peer, f.data(), f.size(), kTagSplit);
-  if (!s.ok()) return s;
-  s = decode_bootstrap(f, generation, m);
+  HVD_RETURN_IF_ERROR(recv(t, peer, f.data(), f.size(), kTagSplit));
+  Status s = decode_bootstrap(f, generation, m);
   if (!s.ok()) {
     *m = BootstrapMessage{};
     m->generation = generation;
@@ -40,8 +39,7 @@ Status share_unique_id(Transport& t, uint64_t generation, const Status& local,
   // Up: a subtree reports the first failure it saw (its own, else a child's).
   for (int c : links.children) {
     BootstrapMessage m;
-    Status s = recv_frame(t, c, generation, &m);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(recv_frame(t, c, generation, &m));
     if (!m.ok && up.ok) {
       up.ok = false;
       up.error = m.error;
@@ -63,8 +61,7 @@ Status share_unique_id(Transport& t, uint64_t generation, const Status& local,
     }
   }
   for (int c : links.children) {
-    Status s = send_frame(t, c, down);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(send_frame(t, c, down));
   }
   if (!down.ok) return Status::Internal("NCCL communicator set-up failed on " + down.error);
   if (id) *id = down.id;

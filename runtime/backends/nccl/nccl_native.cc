@@ -59,8 +59,8 @@ NativeCollectives* NcclNative::host() const {
 
 template <class F>
 Status NcclNative::run(const char* what, F&& enqueue) {
-  Status st = t_.flush_p2p();
-  if (!st.ok()) return st;
+  HVD_RETURN_IF_ERROR(t_.flush_p2p());
+  Status st;
   NcclComm* c = t_.comm(&st);
   if (!c) return st;
   st = c->begin();

@@ -92,8 +92,7 @@ Status make_nccl_world(Transport& host_world, int device_id, std::unique_ptr<Tra
   if (!local.ok()) return local;
   if (!all.ok()) return all;
   std::shared_ptr<nccl::NcclComm> comm;
-  Status s = nccl::NcclComm::create(ctx, host_world, 1, &comm);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(nccl::NcclComm::create(ctx, host_world, 1, &comm));
   *gpu = std::make_unique<nccl::CudaDevice>(ctx);
   *out =
       std::make_unique<nccl::NcclTransport>(&host_world, nullptr, ctx, std::move(comm), 1, options);
