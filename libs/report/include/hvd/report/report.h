@@ -1,60 +1,19 @@
 // The report written by hvdbench and hvdsim (docs/formats.md): one record per run, as
-// JSON and CSV, with bandwidths as nccl-tests defines them.
+// JSON and CSV, with bandwidths as nccl-tests defines them. The record and its JSON/CSV
+// are hvd/report/record.h (no runtime; hvdview reads reports with it); this adds the
+// files, the table and what needs the runtime (the autotuner's state).
 #pragma once
 
-#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "hvd/report/record.h"
 #include "hvd/runtime.h"
 #include "hvd/status.h"
 #include "hvd/types.h"
 
 namespace hvd::report {
-
-/// Traffic of one collective kind in a run.
-struct CollectiveRecord {
-  std::string op;        ///< "allreduce", "allgather", ...
-  int64_t calls = 0;     ///< operations
-  int64_t bytes = 0;     ///< payload bytes (per rank)
-  double time_s = 0;     ///< time spent executing them
-  double algbw_gbps = 0; ///< bytes / time, GB/s
-  double busbw_gbps = 0; ///< algbw × the nccl-tests factor
-};
-
-/// One run (one model at one np, or one sweep point).
-struct RunRecord {
-  std::string model;                        ///< model name
-  int np = 0;                               ///< ranks
-  int batch_size = 0;                       ///< per-rank batch
-  std::string gpu;                          ///< GPU model
-  std::string label;                        ///< sweep point, "" otherwise
-  double images_per_sec = 0;                ///< whole job
-  double images_per_sec_ci95 = 0;           ///< half-width of the 95 % interval
-  double images_per_sec_single = 0;         ///< one rank alone
-  double scaling_efficiency = 0;            ///< images_per_sec / (np × single)
-  double step_time_s = 0;                   ///< mean step
-  double compute_s = 0;                     ///< compute part
-  double exposed_comm_s = 0;                ///< communication not hidden
-  double negotiation_s = 0;                 ///< part of exposed spent negotiating
-  int steps = 0;                            ///< measured steps
-  std::map<std::string, std::string> knobs; ///< effective knobs worth showing
-  std::vector<CollectiveRecord> collectives;///< per collective kind
-  /// hvdsim --seeds K (K > 1): the figures above are means over K draws of the random
-  /// parameters (GPU speeds), and these their range. K = 1: not written.
-  int seeds = 1;
-  double images_per_sec_lo = 0, images_per_sec_hi = 0;
-  double scaling_efficiency_lo = 0, scaling_efficiency_hi = 0;
-};
-
-/// A published scaling efficiency to compare with (a scenario's "reference" entries).
-struct Reference {
-  std::string model;              ///< model name, as records name it
-  int np = 0;                     ///< ranks
-  double scaling_efficiency = 0;  ///< a fraction, as RunRecord::scaling_efficiency (0.9: 90 %)
-  std::string source;             ///< where it was published
-};
 
 /// nccl-tests bus-bandwidth factor for `op` at `n` ranks.
 double busbw_factor(const std::string& op, int n);
