@@ -21,11 +21,10 @@
 
 #include "hvd/device.h"
 #include "hvd/transport.h"
+#include "bench_world.h"
 #include "rank_runtime.h"
 #ifdef HVD_HAVE_MPI
-#include <mpi.h>
-
-#include "hvd/mpi.h"
+#include "hvd/mpi.h"  // make_mpi_world_transport: the links are measured on MPI's transport
 #endif
 
 namespace hvd::bench {
@@ -122,29 +121,7 @@ double median_of_means(const std::vector<double>& v) {
 }
 
 // Collective helpers that work with one rank and no MPI.
-struct World {
-  bool mpi = false;
-  int rank = 0, size = 1;
-  void barrier() const {
-#ifdef HVD_HAVE_MPI
-    if (mpi) MPI_Barrier(MPI_COMM_WORLD);
-#endif
-  }
-  // Sum over ranks of v (and how many ranks contributed: v >= 0).
-  double mean_of_valid(double v) const {
-    double in[2] = {v >= 0 ? v : 0, v >= 0 ? 1.0 : 0.0}, out[2] = {in[0], in[1]};
-#ifdef HVD_HAVE_MPI
-    if (mpi) MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-#endif
-    return out[1] > 0 ? out[0] / out[1] : -1;
-  }
-  double max_of(double v) const {
-#ifdef HVD_HAVE_MPI
-    if (mpi) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-#endif
-    return v;
-  }
-};
+using World = BenchWorld;
 
 // This rank's partner for a link class (-1: none). Same node: consecutive members of the
 // node. Across nodes: the member with the same local index on the paired node (2k, 2k+1).
@@ -289,11 +266,7 @@ json measure_links(Transport& t, const World& w, bool same_node, const Options& 
   const bool okr = fit_relative(ex, &ar, &br);
   int ranks_paired = 0;
   {
-    double v = peer >= 0 ? 1.0 : 0.0, sum = v;
-#ifdef HVD_HAVE_MPI
-    if (w.mpi) MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-#endif
-    ranks_paired = static_cast<int>(sum);
+    ranks_paired = static_cast<int>(w.sum_of(peer >= 0 ? 1.0 : 0.0));
   }
   if (alpha_out) *alpha_out = oke ? ae : -1;
   // Effective bandwidth per size beyond the latency; the peak is the link's bandwidth, the
@@ -480,30 +453,13 @@ std::string utc_now() {
   return buf;
 }
 
-int fail(const World& w, const std::string& what) {
-  std::cerr << "hvdbench: calibrate: " << what << "\n";
-#ifdef HVD_HAVE_MPI
-  if (w.mpi && w.size > 1) abort_mpi(kExitRuntimeFailure);
-  if (w.mpi) finalize_mpi();
-#else
-  (void)w;
-#endif
-  return kExitRuntimeFailure;
-}
+int fail(const World& w, const std::string& what) { return w.fail("calibrate: " + what); }
 
 }  // namespace
 
 int run_calibrate_mode(const Options& o, bool mpi) {
   World w;
-  w.mpi = mpi;
-#ifdef HVD_HAVE_MPI
-  if (mpi) {
-    Status s = init_mpi(nullptr, nullptr);
-    if (!s.ok()) return fail(w, "MPI start-up: " + s.message());
-    MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &w.size);
-  }
-#endif
+  if (Status s = w.start(mpi && BenchWorld::built_with_mpi()); !s.ok()) return fail(w, "MPI start-up: " + s.message());
   json doc = {{"format", "hvdsim-calibration"},
               {"version", 1},
               {"host", host_name()},
@@ -587,9 +543,7 @@ int run_calibrate_mode(const Options& o, bool mpi) {
       std::fflush(stdout);
     }
   }
-#ifdef HVD_HAVE_MPI
-  if (mpi) finalize_mpi();
-#endif
+  w.finalize();
   return code;
 }
 

@@ -3,6 +3,7 @@
 #include "options.h"
 #ifdef HVD_HAVE_NCCL
 #include "hvd/nccl.h"
+#include "nccl_baseline.h"
 #endif
 
 namespace hvd::bench {

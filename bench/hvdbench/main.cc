@@ -25,7 +25,7 @@ int list_models() {
     std::printf("%-12s %9.1fM %8zu  %s\n", m.name.c_str(), static_cast<double>(m.params) / 1e6,
                 m.tensors, m.description.c_str());
   std::printf("\n--model also accepts a path to a .json model trace "
-              "(bench/workloads/trace.schema.json).\n");
+              "(libs/workloads/trace.schema.json).\n");
   return hb::kExitOk;
 }
 

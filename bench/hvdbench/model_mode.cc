@@ -14,12 +14,8 @@
 #include "hvd/workloads/gpu_catalog.h"
 #include "hvd/workloads/model_registry.h"
 #include "hvd/workloads/strict_json.h"
+#include "bench_world.h"
 #include "rank_runtime.h"
-#ifdef HVD_HAVE_MPI
-#include <mpi.h>
-
-#include "hvd/mpi.h"
-#endif
 
 namespace hvd::bench {
 
@@ -221,39 +217,13 @@ Status run_baseline(const wl::ModelTrace& trace, const wl::StepPlan& plan, const
   return Status::OK();
 }
 
-int fail(const std::string& what, const Status& s, bool mpi) {
-  std::cerr << "hvdbench: " << what << ": " << s.message() << "\n";
-#ifdef HVD_HAVE_MPI
-  int size = 1;
-  if (mpi) MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (mpi && size > 1) abort_mpi(kExitRuntimeFailure);  // never leave peers waiting
-  if (mpi) finalize_mpi();
-#else
-  (void)mpi;
-#endif
-  return kExitRuntimeFailure;
-}
-
-#ifdef HVD_HAVE_MPI
-// Broadcasts rank 0's value while the others wait without spinning (rank 0 may be busy
-// measuring the baseline on the cores they share).
-double bcast_idle(double v) {
-  MPI_Request req;
-  MPI_Ibcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &req);
-  int done = 0;
-  while (MPI_Test(&req, &done, MPI_STATUS_IGNORE), !done)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  return v;
-}
-#endif
-
 // Rank 0 measures the 1-rank baseline (its record goes to *records) and tells every rank
 // its rate; -1 when it failed.
-double world_single_rate(const wl::ModelTrace& trace, const wl::StepPlan& plan, const Options& o,
-                         const Config& cfg, int rank, bool progress,
+double world_single_rate(const BenchWorld& w, const wl::ModelTrace& trace, const wl::StepPlan& plan,
+                         const Options& o, const Config& cfg, bool progress,
                          std::vector<report::RunRecord>* records) {
   double single = -1;
-  if (rank == 0) {
+  if (w.rank == 0) {
     report::RunRecord base;
     Status s = run_baseline(trace, plan, o, cfg, progress, &base);
     if (!s.ok()) std::cerr << "hvdbench: 1-rank baseline: " << s.message() << "\n";
@@ -262,22 +232,13 @@ double world_single_rate(const wl::ModelTrace& trace, const wl::StepPlan& plan, 
       records->push_back(base);
     }
   }
-#ifdef HVD_HAVE_MPI
-  single = bcast_idle(single);
-#endif
-  return single;
+  return w.from_rank0(single, /*idle=*/true);
 }
 
 // One timeline origin for every rank: rank 0's clock (one host, one clock).
-double world_time_origin() {
-  double now = std::chrono::duration<double>(
-                   std::chrono::steady_clock::now().time_since_epoch()).count();
-#ifdef HVD_HAVE_MPI
-  MPI_Barrier(MPI_COMM_WORLD);
-  now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  MPI_Bcast(&now, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-#endif
-  return now;
+double world_time_origin(const BenchWorld& w) {
+  w.barrier();
+  return w.from_rank0(std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
 }  // namespace
@@ -347,33 +308,22 @@ int run_model_mode(const Options& o, bool mpi) {
   }
   Config cfg;
   if (!knobs_from_env(&cfg)) return kExitBadInput;
-  Status s;
-  int rank = 0, size = 1;
+  BenchWorld w;
+  Status s = w.start(mpi);
+  if (!s.ok()) return w.fail(std::string(BenchWorld::built_with_mpi() ? "MPI start-up: " : "MPI world: ") + s.message());
+  const int rank = w.rank, size = w.size;
   double origin = 0;
-#ifdef HVD_HAVE_MPI
-  if (mpi) {
-    s = init_mpi(nullptr, nullptr);
-    if (!s.ok()) return fail("MPI start-up", s, false);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-  }
-#else
-  if (mpi) return fail("MPI world", Status::Precondition("hvdbench was built without MPI"), false);
-#endif
-#ifdef HVD_HAVE_MPI
   if (mpi && o.device == "gpu") {
     // Before rank 0's 1-rank baseline: every rank must have a GPU. The first rank without
     // one says why (one line); all ranks exit 1 without aborting the job.
     const GpuVerdict v = check_gpu_here();
-    int mine[2] = {v.exit_code == kExitOk ? 1 : 0, rank}, first[2] = {1, 0};
-    MPI_Allreduce(mine, first, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
-    if (!first[0]) {
-      if (rank == first[1]) std::cerr << "hvdbench: " << v.reason << "\n";
-      finalize_mpi();
+    const int first = w.first_failing(v.exit_code == kExitOk);
+    if (first >= 0) {
+      if (rank == first) std::cerr << "hvdbench: " << v.reason << "\n";
+      w.finalize();
       return v.exit_code != kExitOk ? v.exit_code : kExitRuntimeFailure;
     }
   }
-#endif
   const bool progress =
       rank == 0 && !o.quiet && plan->step_s * (o.warmup + o.steps) > 3.0;
   if (rank == 0) print_banner(o, *trace, *plan, cfg, size, mpi);
@@ -381,10 +331,10 @@ int run_model_mode(const Options& o, bool mpi) {
   std::vector<report::RunRecord> records;
   double single = o.single_rate;
   if (size > 1 && single == 0 && !o.no_baseline) {
-    single = world_single_rate(*trace, *plan, o, cfg, rank, progress, &records);
-    if (single < 0) return fail("1-rank baseline", Status::Aborted("failed on rank 0"), mpi);
+    single = world_single_rate(w, *trace, *plan, o, cfg, progress, &records);
+    if (single < 0) return w.fail("1-rank baseline: failed on rank 0");
   }
-  if (mpi) origin = world_time_origin();
+  if (mpi) origin = world_time_origin(w);
   std::unique_ptr<RankRuntime> rr;
   bool agreed = false;
   s = RankRuntime::start(mpi ? WorldKind::kMpi : WorldKind::kLocalSingle, cfg, origin, &rr,
@@ -392,19 +342,17 @@ int run_model_mode(const Options& o, bool mpi) {
   if (!s.ok() && agreed) {
     // Every rank failed alike (no GPU, NCCL set-up): one line from rank 0, a clean exit.
     if (rank == 0) std::cerr << "hvdbench: --device gpu: " << s.message() << "\n";
-#ifdef HVD_HAVE_MPI
-    if (mpi) finalize_mpi();
-#endif
+    w.finalize();
     return kExitRuntimeFailure;
   }
-  if (!s.ok()) return fail("runtime start", s, mpi);
+  if (!s.ok()) return w.fail("runtime start: " + s.message());
   replay::ReplayResult mine;
   WorldSamples world;
   s = replay_on(*rr, *plan, o, size > 1 ? "training" : "1 rank", progress, &mine, &world);
-  if (!s.ok()) return fail("replay", s, mpi);
+  if (!s.ok()) return w.fail("replay: " + s.message());
   const AutotuneState tuned = rr->runtime().autotune_state();
   s = rr->shutdown();
-  if (!s.ok()) return fail("runtime shutdown", s, mpi);
+  if (!s.ok()) return w.fail("runtime shutdown: " + s.message());
   rr.reset();
   int code = kExitOk;
   if (rank == 0) {
@@ -422,9 +370,7 @@ int run_model_mode(const Options& o, bool mpi) {
       }
     }
   }
-#ifdef HVD_HAVE_MPI
-  if (mpi) finalize_mpi();
-#endif
+  w.finalize();
   return code;
 }
 

@@ -14,6 +14,12 @@
 
 namespace hvd::bench {
 
+std::string fmt_number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
 namespace {
 
 const char* kDescription =
@@ -138,12 +144,6 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
   return app;
 }
 
-std::string fmt_number(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
 std::string check_model_mode(const CLI::App& app, const Options& o) {
   if (o.np < 1) return "-np must be at least 1 (got " + std::to_string(o.np) + ")";
   if (o.steps < 1) return "--steps must be at least 1 (got " + std::to_string(o.steps) + ")";
@@ -199,39 +199,6 @@ void add_launch_flags(CLI::App& app, Options* o) {
       ->group(where);
 }
 
-void add_knob_flags(CLI::App& app, KnobFlags* k) {
-  auto* a = &app;
-  const char* knobs = "Runtime knobs (become HVD_* variables)";
-  a->add_option("--fusion-threshold-mb", k->fusion_threshold_mb,
-                  "tensor fusion buffer in MiB (default 128; 0 disables fusion)")
-      ->group(knobs);
-  a->add_option("--cycle-time-ms", k->cycle_time_ms,
-                  "background cycle time (default 1; collective mode 0 = event-driven)")
-      ->group(knobs);
-  a->add_option("--cache-capacity", k->cache_capacity, "response cache entries (0 disables)")
-      ->group(knobs);
-  a->add_flag("--hierarchical-allreduce", k->hierarchical_allreduce,
-                "allreduce inside nodes, then across")
-      ->group(knobs);
-  a->add_flag("--hierarchical-allgather", k->hierarchical_allgather,
-                "allgather inside nodes, then across")
-      ->group(knobs);
-  a->add_option("--timeline-filename", k->timeline, "Chrome-trace timeline (per-rank files)")
-      ->group(knobs);
-  a->add_flag("--timeline-mark-cycles", k->timeline_mark_cycles, "mark cycles in the timeline")
-      ->group(knobs);
-  a->add_flag("--autotune", k->autotune, "HVD_AUTOTUNE=1: tune fusion threshold, cycle time and the on/off knobs while running (log: HVD_AUTOTUNE_LOG)")
-      ->group(knobs);
-  a->add_option("--allreduce-algorithm,--algorithm", k->allreduce_algorithm,
-                  "auto|ring|pipelined_ring|rhd|direct|hierarchical|native")
-      ->group(knobs);
-  a->add_option("--ranks-per-node", k->ranks_per_node,
-                  "every k consecutive ranks of a host count as one node (emulated nodes: "
-                  "hierarchical algorithms, --calibrate's across-node links)")
-      ->group(knobs);
-  a->add_option("--log-level", k->log_level, "trace|debug|info|warning|error")->group(knobs);
-}
-
 // horovodrun spells the rank count "-np"; CLI11 would read that as "-n -p". With `app`,
 // stops at the first positional argument (hvdrun's command keeps its own flags).
 std::vector<std::string> normalise_args(int argc, const char* const* argv, const CLI::App* app) {
@@ -258,49 +225,6 @@ std::vector<std::string> normalise_args(int argc, const char* const* argv, const
 }
 
 
-
-// Turns the knob flags into HVD_* variables and checks them with the runtime's own rules.
-std::string collect_knobs(const CLI::App& app, const KnobFlags& k, Options* o) {
-  auto& env = o->knob_env;
-  if (given(app, "--fusion-threshold-mb")) {
-    // At most 1 TiB: the byte count must fit the runtime's int64 threshold.
-    if (!(k.fusion_threshold_mb >= 0 && k.fusion_threshold_mb <= 1048576))
-      return "--fusion-threshold-mb must be a number of MiB in [0, 1048576] (got " +
-             fmt_number(k.fusion_threshold_mb) + ")";
-    env["HVD_FUSION_THRESHOLD"] =
-        std::to_string(static_cast<int64_t>(k.fusion_threshold_mb * 1048576.0));
-  }
-  if (given(app, "--cycle-time-ms")) {
-    if (!(k.cycle_time_ms >= 0 && std::isfinite(k.cycle_time_ms)))
-      return "--cycle-time-ms must be a finite number >= 0 (got " + fmt_number(k.cycle_time_ms) +
-             ")";
-    env["HVD_CYCLE_TIME"] = fmt_number(k.cycle_time_ms);
-  }
-  if (given(app, "--cache-capacity")) {
-    if (k.cache_capacity < 0)
-      return "--cache-capacity must be >= 0 (got " + std::to_string(k.cache_capacity) + ")";
-    env["HVD_CACHE_CAPACITY"] = std::to_string(k.cache_capacity);
-  }
-  if (k.hierarchical_allreduce) env["HVD_HIERARCHICAL_ALLREDUCE"] = "1";
-  if (k.hierarchical_allgather) env["HVD_HIERARCHICAL_ALLGATHER"] = "1";
-  if (!k.timeline.empty()) env["HVD_TIMELINE"] = k.timeline;
-  if (k.timeline_mark_cycles) env["HVD_TIMELINE_MARK_CYCLES"] = "1";
-  if (k.autotune) env["HVD_AUTOTUNE"] = "1";
-  if (!k.allreduce_algorithm.empty()) env["HVD_ALLREDUCE_ALGORITHM"] = k.allreduce_algorithm;
-  if (!k.log_level.empty()) env["HVD_LOG_LEVEL"] = k.log_level;
-  if (given(app, "--ranks-per-node")) {
-    if (k.ranks_per_node < 1)
-      return "--ranks-per-node must be at least 1 (got " + std::to_string(k.ranks_per_node) + ")";
-    env["HVD_RANKS_PER_NODE"] = std::to_string(k.ranks_per_node);
-  }
-  Config c;
-  for (const auto& [name, value] : env) {
-    Status s = c.set(name, value);
-    if (!s.ok()) return s.message();
-  }
-  Status s = c.validate();
-  return s.ok() ? "" : s.message();
-}
 
 std::optional<int64_t> parse_size(const std::string& text) {
   std::string t = text;

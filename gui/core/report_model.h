@@ -5,30 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "hvd/report/record.h"
+
 namespace hvdview {
 
-// One run of a report: one model at one np (and one sweep label).
-struct ReportRun {
-  std::string model;
-  int np = 0;
-  int batch_size = 0;
-  std::string gpu;
-  std::string label;
-  double images_per_sec = 0;
-  double images_per_sec_ci95 = 0;
-  double images_per_sec_single = 0;
-  double scaling_efficiency = 0;
-  double step_time_s = 0;
-  double compute_s = 0;
-  double exposed_comm_s = 0;
-  double negotiation_s = 0;
-  int steps = 0;
-  // hvdsim --seeds K (K > 1): the figures above are means over K draws, these their range.
-  int seeds = 1;
-  double images_per_sec_lo = 0;
-  double images_per_sec_hi = 0;
-  double scaling_efficiency_lo = 0;
-  double scaling_efficiency_hi = 0;
+// One run of a report: one model at one np (and one sweep label). The record is the
+// report library's (libs/report, hvd/report/record.h: plain C++, no runtime); the viewer
+// adds how it draws it.
+struct ReportRun : hvd::report::RunRecord {
   // The run carries a min-max band (efficiency), drawn around its line.
   bool HasBand() const { return seeds > 1 && scaling_efficiency_hi >= scaling_efficiency_lo; }
   // "model" or "model (label)": the series a run belongs to in charts.
@@ -36,12 +20,7 @@ struct ReportRun {
 };
 
 // A published scaling efficiency the report compares with (hvdsim's scenario "reference").
-struct ReportReference {
-  std::string model;
-  int np = 0;
-  double scaling_efficiency = 0;  // a fraction, as ReportRun::scaling_efficiency
-  std::string source;
-};
+using ReportReference = hvd::report::Reference;
 
 struct Report {
   std::string tool;

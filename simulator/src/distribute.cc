@@ -370,8 +370,7 @@ Status Spread::write_shard(const std::string& path, const std::string& scenario_
   for (const ScenarioPoint& pt : sc_->points) points.push_back({{"label", pt.label}, {"what_if", pt.what_if}});
   j["points"] = points;
   for (const report::Reference& r : sc_->reference)  // the published points, for the merged report
-    j["reference"].push_back({{"model", r.model}, {"np", r.np}, {"scaling_efficiency", r.scaling_efficiency},
-                              {"source", r.source}});
+    j["reference"].push_back(report::to_json(r));
   json runs = json::array();
   for (size_t k : shard_jobs_) {
     const SweepJob& job = jobs_[k];
@@ -572,6 +571,8 @@ Status merge_shards(const std::vector<std::string>& paths, MergedSweep* out) {
     try {
       sweep_records(jobs, results, &out->records);
     } catch (const json::exception& e) {
+      throw MergeError(std::string("--merge: a run outcome is not one hvdsim wrote: ") + cut(e.what()));
+    } catch (const report::RecordError& e) {
       throw MergeError(std::string("--merge: a run outcome is not one hvdsim wrote: ") + cut(e.what()));
     }
     return Status::OK();

@@ -41,51 +41,23 @@ std::map<std::string, std::string> shown_knobs(const ScenarioPoint& pt) {
   return k;
 }
 
+// A run's outcome as a worker process hands it to the parent (and --shard keeps it): the
+// report record as the report writes it, plus what the run cost.
 json to_json(const RunOutcome& o) {
-  const report::RunRecord& r = o.record;
-  json j = {{"model", r.model}, {"np", r.np}, {"batch_size", r.batch_size}, {"gpu", r.gpu},
-            {"label", r.label}, {"images_per_sec", r.images_per_sec},
-            {"images_per_sec_ci95", r.images_per_sec_ci95}, {"step_time_s", r.step_time_s},
-            {"compute_s", r.compute_s}, {"exposed_comm_s", r.exposed_comm_s},
-            {"negotiation_s", r.negotiation_s}, {"steps", r.steps}, {"knobs", r.knobs},
-            {"wall_s", o.wall_s}, {"simulated_s", o.simulated_s}, {"peak_rss_kib", o.peak_rss_kib}};
-  json cs = json::array();
-  for (const auto& c : r.collectives)
-    cs.push_back({{"op", c.op}, {"calls", c.calls}, {"bytes", c.bytes}, {"time_s", c.time_s},
-                  {"algbw_gbps", c.algbw_gbps}, {"busbw_gbps", c.busbw_gbps}});
-  j["collectives"] = cs;
+  json j = report::to_json(o.record);
+  j["wall_s"] = o.wall_s;
+  j["simulated_s"] = o.simulated_s;
+  j["peak_rss_kib"] = o.peak_rss_kib;
   return j;
 }
 
+// Throws report::RecordError or nlohmann::json's exceptions on text a worker did not write.
 RunOutcome from_json(const json& j) {
   RunOutcome o;
-  report::RunRecord& r = o.record;
-  r.model = j["model"];
-  r.np = j["np"];
-  r.batch_size = j["batch_size"];
-  r.gpu = j["gpu"];
-  r.label = j["label"];
-  r.images_per_sec = j["images_per_sec"];
-  r.images_per_sec_ci95 = j["images_per_sec_ci95"];
-  r.step_time_s = j["step_time_s"];
-  r.compute_s = j["compute_s"];
-  r.exposed_comm_s = j["exposed_comm_s"];
-  r.negotiation_s = j["negotiation_s"];
-  r.steps = j["steps"];
-  r.knobs = j["knobs"].get<std::map<std::string, std::string>>();
-  for (const auto& c : j["collectives"]) {
-    report::CollectiveRecord cr;
-    cr.op = c["op"];
-    cr.calls = c["calls"];
-    cr.bytes = c["bytes"];
-    cr.time_s = c["time_s"];
-    cr.algbw_gbps = c["algbw_gbps"];
-    cr.busbw_gbps = c["busbw_gbps"];
-    r.collectives.push_back(cr);
-  }
-  o.wall_s = j["wall_s"];
-  o.simulated_s = j["simulated_s"];
-  o.peak_rss_kib = j["peak_rss_kib"];
+  o.record = report::run_from_json(j, "outcome");
+  o.wall_s = j.at("wall_s").get<double>();
+  o.simulated_s = j.at("simulated_s").get<double>();
+  o.peak_rss_kib = j.at("peak_rss_kib").get<int64_t>();
   return o;
 }
 

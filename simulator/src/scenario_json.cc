@@ -6,11 +6,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
 
 #include "core/units.h"
+#include "hvd/json/strict_json.h"
 #include "hvd/workloads/gpu_catalog.h"
 #include "hvd/workloads/model_registry.h"
 #include "hvd/workloads/step_plan.h"
@@ -76,67 +78,61 @@ std::string show_json(const json& v) {
   return cut(s, 60);
 }
 
-json parse_json_strict(const std::string& text) {
-  // The open arrays and objects, outermost first: for the path of what is being read, the
-  // next index of an array, the keys seen so far in an object.
-  struct Open {
-    bool array;
-    std::string path;
-    size_t next = 0;
-    std::string key;
-    std::set<std::string> keys;
-  };
-  std::vector<Open> open;
-  auto next_path = [&]() -> std::string {  // the path of the value that starts now
-    if (open.empty()) return "";
-    Open& o = open.back();
-    if (o.array) return o.path + "[" + std::to_string(o.next++) + "]";
-    return o.path.empty() ? o.key : o.path + "." + o.key;
-  };
-  // Named at the outermost array of the chain that went too deep (the whole document when
-  // it is one), shown as the chain's opening brackets.
-  auto too_deep = [&](const std::string& path, bool array) {
-    size_t base = open.size();
-    while (base > 0 && open[base - 1].array) --base;
-    std::string shown(std::min<size_t>(open.size() - base, 61), '[');
-    shown += array ? "[" : "{...";
-    throw ScenarioError(base < open.size() ? open[base].path : path,
-                        cut(shown) + " is not a value nested at most " + std::to_string(kMaxJsonDepth) +
-                            " levels deep");
-  };
-  using E = json::parse_event_t;
-  json::parser_callback_t cb = [&](int, E e, json& v) {
-    switch (e) {
-      case E::object_start:
-      case E::array_start: {
-        std::string path = next_path();
-        if (open.size() >= kMaxJsonDepth) too_deep(path, e == E::array_start);
-        open.push_back({e == E::array_start, std::move(path), 0, {}, {}});
-        break;
-      }
-      case E::object_end:
-      case E::array_end:
-        open.pop_back();
-        break;
-      case E::key: {
-        Open& o = open.back();
-        o.key = v.get<std::string>();
-        if (!o.keys.insert(o.key).second)
-          throw ScenarioError(o.path, "key " + json(cut(o.key)).dump() +
-                                          " appears twice; expected each key once per object");
-        break;
-      }
-      case E::value:
-        if (!open.empty() && open.back().array) ++open.back().next;
-        break;
+namespace {
+
+// The path of the container open[k] (or, k = open.size(), of the value starting now): the
+// key or index each enclosing container is reading, "cluster.links[2]".
+std::string path_of(const std::vector<strict_json::Open>& open, size_t k) {
+  std::string path;
+  for (size_t i = 0; i < k; ++i) {
+    const strict_json::Open& o = open[i];
+    if (o.array) {
+      path += '[';
+      path += std::to_string(o.started - 1);
+      path += ']';
+    } else {
+      if (!path.empty()) path += '.';
+      path += o.key;
     }
-    return true;
-  };
-  try {
-    return json::parse(text, cb);
-  } catch (const json::exception& e) {
-    throw ScenarioError("", std::string("not valid JSON: ") + e.what());
   }
+  return path;
+}
+
+// A scenario's wording of a strict-parse failure, as ScenarioError words it.
+std::string scenario_message(const strict_json::Failure& f) {
+  using strict_json::Problem;
+  const size_t n = f.open.size();
+  switch (f.problem) {
+    case Problem::kTooDeep: {
+      // Named at the outermost array of the chain that went too deep (the whole document
+      // when it is one), shown as the chain's opening brackets.
+      size_t base = n;
+      while (base > 0 && f.open[base - 1].array) --base;
+      std::string shown(std::min<size_t>(n - base, 61), '[');
+      shown += f.array ? "[" : "{...";
+      return ScenarioError(path_of(f.open, base), cut(shown) + " is not a value nested at most " +
+                                                      std::to_string(kMaxJsonDepth) + " levels deep")
+          .what();
+    }
+    case Problem::kDuplicateKey:
+      return ScenarioError(path_of(f.open, n - 1), "key " + json(cut(f.open.back().key)).dump() +
+                                                       " appears twice; expected each key once per object")
+          .what();
+    case Problem::kSyntax:
+    case Problem::kNumberOverflow:
+    case Problem::kOther:
+      break;
+  }
+  return std::string("not valid JSON: ") + f.error->what();
+}
+
+}  // namespace
+
+json parse_json_strict(const std::string& text) {
+  std::string why;
+  std::optional<json> doc = strict_json::parse(text, static_cast<int>(kMaxJsonDepth), scenario_message, &why);
+  if (!doc) throw ScenarioError("", why);
+  return std::move(*doc);
 }
 
 namespace {

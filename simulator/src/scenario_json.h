@@ -45,7 +45,8 @@ inline constexpr size_t kMaxJsonDepth = 64;
 /// Parses JSON text strictly: not deeper than kMaxJsonDepth, no key twice in one object.
 /// Both are checked while parsing, before anything copies or prints the document. Throws
 /// ScenarioError naming the path ("not valid JSON: ..." for syntax errors).
-/// The one strict parse of the simulator's inputs (scenario, --set values, calibration).
+/// The one strict parse of the simulator's inputs (scenario, --set values, calibration),
+/// hvd::strict_json::parse (libs/json) worded as scenario errors.
 nlohmann::json parse_json_strict(const std::string& text);
 
 /// The largest cluster.gpu_speed_seed, and the most draws of simulation.seeds / --seeds.

@@ -116,7 +116,7 @@ TEST(Cli, InProcessModelRunWritesTheReport) {
   const std::string report = ::testing::TempDir() + "hvdbench_np1.json";
   std::remove(report.c_str());
   Outcome o = run_hvdbench(std::string("--model ") + HVD_SOURCE_DIR +
-                           "/bench/workloads/examples/tiny_mlp.json --compute-scale 50 --steps 3 "
+                           "/libs/workloads/examples/tiny_mlp.json --compute-scale 50 --steps 3 "
                            "--warmup 1 --report " + report);
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("tiny-mlp"), std::string::npos) << o.out;

@@ -105,7 +105,7 @@ TEST_F(GpuBench, CollectiveAllreduceTwoGpusHasPositiveBusbw) {
 // Model mode: gradients are device tensors, allreduced through the NCCL backend.
 TEST_F(GpuBench, ModelModeReplaysDeviceGradients) {
   Outcome o = run_hvdbench("--device gpu --model " + std::string(HVD_SOURCE_DIR) +
-                           "/bench/workloads/examples/tiny_mlp.json --warmup 1 --steps 3");
+                           "/libs/workloads/examples/tiny_mlp.json --warmup 1 --steps 3");
   ASSERT_EQ(o.code, 0) << o.out << o.err;
   EXPECT_NE(o.out.find("Device:      GPU"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("images/s"), std::string::npos) << o.out;

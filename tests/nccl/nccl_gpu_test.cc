@@ -169,15 +169,5 @@ TEST_F(DevicePointToPoint, SplitMakesItsOwnCommunicatorOnFirstUse) {
   EXPECT_EQ(download(d, a.size()), a);
 }
 
-using DirectNccl = GpuTest;
-
-TEST_F(DirectNccl, TimesNcclAllreduceOnTheWorldCommunicator) {
-  double sec = 0;
-  const Status s = time_direct_nccl_allreduce(*nccl_, 64 << 20, 2, 10, &sec);
-  ASSERT_TRUE(s.ok()) << s.to_string();
-  EXPECT_GT(sec, 0);
-  EXPECT_LT(sec, 1.0);
-}
-
 }  // namespace
 }  // namespace hvd::test

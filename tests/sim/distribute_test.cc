@@ -193,7 +193,7 @@ TEST_F(Distribute, SeedsShardedAndMergedAreTheSingleRunByteForByte) {
 // A published point of a model given as a trace file: the shards carry it under the name
 // the records have (the trace's own, "tiny-mlp"), and --merge takes it as it is.
 TEST_F(Distribute, MergeKeepsThePublishedPointOfATraceFileModel) {
-  const std::string trace = std::string(HVD_SOURCE_DIR) + "/bench/workloads/examples/tiny_mlp.json";
+  const std::string trace = std::string(HVD_SOURCE_DIR) + "/libs/workloads/examples/tiny_mlp.json";
   const std::string args = " " + std::string(HVD_SOURCE_DIR) + "/scenarios/localhost.json --set 'sweep.np=[1,2]' -q" +
                            " --set workload.model=" + trace + " --set 'reference=[{\"model\": \"" + trace +
                            "\", \"np\": 2, \"scaling_efficiency\": 0.9, \"source\": \"a test\"}]'";

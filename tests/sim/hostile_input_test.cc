@@ -196,7 +196,7 @@ TEST(HostileInput, ModelAndModelsAreOneSetting) {
 
 // workload.trace (a recorded model trace) is a third spelling of workload.model.
 TEST(HostileInput, TraceIsTheSameSettingAsModel) {
-  const std::string tiny = std::string(HVD_SOURCE_DIR) + "/bench/workloads/examples/tiny_mlp.json";
+  const std::string tiny = std::string(HVD_SOURCE_DIR) + "/libs/workloads/examples/tiny_mlp.json";
   Scenario sc;
   ASSERT_TRUE(parse_scenario(kBase, "s.json", {"workload.trace=" + tiny}, &sc).ok());
   EXPECT_EQ(sc.points.at(0).workload.models, std::vector<std::string>{tiny});

@@ -73,5 +73,33 @@ TEST(StrictJson, MessagesCutLongValuesAndKeys) {
   EXPECT_NE(dup.find("duplicate key"), std::string::npos) << dup;
 }
 
+// The shared parse (libs/json) hands each caller's formatter where it stopped: the open
+// containers (outermost first), the key or element each is reading, what went wrong.
+TEST(StrictJsonParse, TheFormatterSeesTheOpenContainersAtADuplicateKey) {
+  std::string seen, message;
+  auto format = [&](const strict_json::Failure& f) {
+    seen = std::to_string(static_cast<int>(f.problem)) + ":";
+    for (const strict_json::Open& o : f.open) {
+      seen += o.array ? '[' : '.';
+      seen += o.array ? std::to_string(o.started) + ']' : o.key;
+    }
+    return std::string("stopped");
+  };
+  EXPECT_FALSE(strict_json::parse(R"({"a": [1, 2, {"b": 1, "b": 2}]})", 64, format, &message));
+  EXPECT_EQ(message, "stopped");
+  EXPECT_EQ(seen, "1:.a[3].b");  // kDuplicateKey; the third element of a, its key b twice
+}
+
+TEST(StrictJsonParse, TooDeepNamesTheNewContainerAndTheBound) {
+  std::string message;
+  auto format = [](const strict_json::Failure& f) {
+    return std::to_string(static_cast<int>(f.problem)) + " " + std::to_string(f.open.size()) + " " +
+           (f.array ? "array" : "object") + " " + std::to_string(f.max_depth);
+  };
+  EXPECT_FALSE(strict_json::parse(R"({"x": [[{"y": 1}]]})", 3, format, &message));
+  EXPECT_EQ(message, "0 3 object 3");  // kTooDeep: {, [, [ open, the { inside went past 3
+  EXPECT_TRUE(strict_json::parse(R"({"x": [[1]]})", 3, format, &message));
+}
+
 }  // namespace
 }  // namespace hvd::workloads

@@ -63,8 +63,8 @@ Status run_sweep_jobs(const Scenario& sc, const RunOptions& opts, const std::vec
 
 /// The report records from every job's outcome (run_scenario's second half): scaling
 /// efficiency against the np=1 job of the same point, model and seed, the seeds of one
-/// (point, model, np) folded into one record; throws nlohmann::json's exceptions on
-/// outcome text that is not run_sweep_jobs'.
+/// (point, model, np) folded into one record; throws report::RecordError or nlohmann::json's
+/// exceptions on outcome text that is not run_sweep_jobs'.
 void sweep_records(const std::vector<SweepJob>& jobs, const std::vector<std::string>& results,
                    std::vector<report::RunRecord>* records, std::vector<RunOutcome>* outcomes = nullptr);
 

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace hvd::report {
@@ -24,48 +23,6 @@ void fill_bandwidth(CollectiveRecord* c, int n) {
 
 namespace {
 
-nlohmann::json to_json(const RunRecord& r) {
-  nlohmann::json j = {{"model", r.model},
-                      {"np", r.np},
-                      {"batch_size", r.batch_size},
-                      {"gpu", r.gpu},
-                      {"label", r.label},
-                      {"images_per_sec", r.images_per_sec},
-                      {"images_per_sec_ci95", r.images_per_sec_ci95},
-                      {"images_per_sec_single", r.images_per_sec_single},
-                      {"scaling_efficiency", r.scaling_efficiency},
-                      {"step_time_s", r.step_time_s},
-                      {"compute_s", r.compute_s},
-                      {"exposed_comm_s", r.exposed_comm_s},
-                      {"negotiation_s", r.negotiation_s},
-                      {"steps", r.steps},
-                      {"knobs", r.knobs}};
-  if (r.seeds > 1) {  // hvdsim --seeds K: the range over the K draws (K = 1: as before)
-    j["seeds"] = r.seeds;
-    j["images_per_sec_lo"] = r.images_per_sec_lo;
-    j["images_per_sec_hi"] = r.images_per_sec_hi;
-    j["scaling_efficiency_lo"] = r.scaling_efficiency_lo;
-    j["scaling_efficiency_hi"] = r.scaling_efficiency_hi;
-  }
-  nlohmann::json cs = nlohmann::json::array();
-  for (const auto& c : r.collectives)
-    cs.push_back({{"op", c.op},
-                  {"calls", c.calls},
-                  {"bytes", c.bytes},
-                  {"time_s", c.time_s},
-                  {"algbw_gbps", c.algbw_gbps},
-                  {"busbw_gbps", c.busbw_gbps}});
-  j["collectives"] = cs;
-  return j;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 bool any_seeds(const std::vector<RunRecord>& runs) {
   for (const auto& r : runs)
     if (r.seeds > 1) return true;
@@ -83,40 +40,16 @@ const Reference* published(const std::vector<Reference>& reference, const RunRec
 
 Status write_json(const std::string& path, const std::string& tool, const std::string& source,
                   const std::vector<RunRecord>& runs, const std::vector<Reference>& reference) {
-  nlohmann::json j = {{"tool", tool}, {"version", "0.1.0"}, {"source", source}};
-  j["runs"] = nlohmann::json::array();
-  for (const auto& r : runs) j["runs"].push_back(to_json(r));
-  for (const auto& p : reference)
-    j["reference"].push_back({{"model", p.model}, {"np", p.np}, {"scaling_efficiency", p.scaling_efficiency},
-                              {"source", p.source}});
   std::ofstream f(path);
   if (!f) return Status::InvalidArgument("cannot write report '" + path + "'");
-  f << j.dump(2) << '\n';
+  f << to_json(tool, source, runs, reference).dump(2) << '\n';
   return f.good() ? Status::OK() : Status::Internal("error writing report '" + path + "'");
 }
 
 Status write_csv(const std::string& path, const std::vector<RunRecord>& runs) {
   std::ofstream f(path);
   if (!f) return Status::InvalidArgument("cannot write report '" + path + "'");
-  f << "model,np,batch_size,gpu,label,images_per_sec,images_per_sec_ci95,images_per_sec_single,"
-       "scaling_efficiency,step_time_s,compute_s,exposed_comm_s,negotiation_s,steps";
-  const bool seeds = any_seeds(runs);
-  f << (seeds ? ",seeds,images_per_sec_lo,images_per_sec_hi,scaling_efficiency_lo,scaling_efficiency_hi\n" : "\n");
-  char buf[512];
-  for (const auto& r : runs) {
-    std::snprintf(buf, sizeof buf, "%d,%d,", r.np, r.batch_size);
-    f << csv_field(r.model) << ',' << buf << csv_field(r.gpu) << ',' << csv_field(r.label);
-    std::snprintf(buf, sizeof buf, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d", r.images_per_sec,
-                  r.images_per_sec_ci95, r.images_per_sec_single, r.scaling_efficiency,
-                  r.step_time_s, r.compute_s, r.exposed_comm_s, r.negotiation_s, r.steps);
-    f << buf;
-    if (seeds) {
-      std::snprintf(buf, sizeof buf, ",%d,%.6g,%.6g,%.6g,%.6g", r.seeds, r.images_per_sec_lo, r.images_per_sec_hi,
-                    r.scaling_efficiency_lo, r.scaling_efficiency_hi);
-      f << buf;
-    }
-    f << '\n';
-  }
+  f << to_csv(runs);
   return f.good() ? Status::OK() : Status::Internal("error writing report '" + path + "'");
 }
 

@@ -1,6 +1,7 @@
-// Strict JSON parsing for the project's input files (model traces; scenarios can use it the
-// same way): nesting depth bounded, duplicate keys rejected, every nlohmann exception turned
-// into one short line that names the source and the JSON path. Values in messages are cut.
+// Strict JSON parsing of model traces (the parse itself is libs/json's, shared with the
+// scenario loader): nesting depth bounded, duplicate keys rejected, every nlohmann exception
+// turned into one short line that names the source and the JSON path. Values in messages
+// are cut.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "hvd/json/strict_json.h"
 #include "hvd/workloads/result.h"
 
 namespace hvd::workloads {
@@ -17,7 +19,7 @@ namespace hvd::workloads {
 inline constexpr int kMaxJsonDepth = 64;
 
 /// `text` for an error message: at most `max` characters, "..." ending a cut one.
-std::string cut_text(std::string_view text, std::size_t max = 60);
+using strict_json::cut_text;
 /// A JSON value for an error message (its compact dump, cut as cut_text()).
 std::string show_json_value(const nlohmann::json& value, std::size_t max = 60);
 

@@ -1,0 +1,41 @@
+// The report written by hvdbench and hvdsim (docs/formats.md): one record per run, as
+// JSON and CSV, with bandwidths as nccl-tests defines them. The record and its JSON/CSV
+// are hvd/report/record.h (no runtime; hvdview reads reports with it); this adds the
+// files, the table and what needs the runtime (the autotuner's state).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hvd/report/record.h"
+#include "hvd/runtime.h"
+#include "hvd/status.h"
+#include "hvd/types.h"
+
+namespace hvd::report {
+
+/// nccl-tests bus-bandwidth factor for `op` at `n` ranks.
+double busbw_factor(const std::string& op, int n);
+/// Fills algbw/busbw from bytes and time.
+void fill_bandwidth(CollectiveRecord* c, int n);
+/// Writes `{"tool", "version", "source", "runs": [...]}` to `path`, and `"reference": [...]`
+/// when there are published points.
+Status write_json(const std::string& path, const std::string& tool, const std::string& source,
+                  const std::vector<RunRecord>& runs, const std::vector<Reference>& reference = {});
+/// Writes the CSV (one line per run) to `path`; with five more columns (seeds and the
+/// lo/hi of images/s and efficiency) when a record has seeds > 1.
+Status write_csv(const std::string& path, const std::vector<RunRecord>& runs);
+/// Writes both: `path` as JSON and, next to it, the same name with .csv.
+Status write_report(const std::string& path, const std::string& tool, const std::string& source,
+                    const std::vector<RunRecord>& runs, const std::vector<Reference>& reference = {});
+/// Renders the human table printed on stdout: with [min-max] beside images/s and efficiency
+/// when a record has seeds > 1, and the published efficiency of the rows `reference` names
+/// (model and np) with the difference in points.
+std::string format_table(const std::vector<RunRecord>& runs, const std::vector<Reference>& reference = {});
+
+/// Adds the autotuner's choice to a record's knobs as "autotune.*" strings (fusion_threshold,
+/// cycle_time_ms, cache, hierarchical_allreduce/allgather, samples, done, tuning_steps).
+void add_autotune_knobs(const AutotuneState& t, int tuning_steps, std::map<std::string, std::string>* knobs);
+
+}  // namespace hvd::report

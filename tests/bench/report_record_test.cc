@@ -1,0 +1,98 @@
+// The report record's one writer and one reader (libs/report, hvd/report/record.h): what
+// hvdbench and hvdsim write reads back as the same record (JSON and CSV), and the reader
+// names the path of what is wrong.
+#include "hvd/report/record.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace hvd::report {
+namespace {
+
+RunRecord sample() {
+  RunRecord r;
+  r.model = "resnet101";
+  r.np = 16;
+  r.batch_size = 64;
+  r.gpu = "V100";
+  r.label = "tcp, 10G";  // a CSV field that must be quoted
+  r.images_per_sec = 3107.25;
+  r.images_per_sec_ci95 = 12.5;
+  r.images_per_sec_single = 230.0;
+  r.scaling_efficiency = 0.84439;
+  r.step_time_s = 0.3296;
+  r.compute_s = 0.25;
+  r.exposed_comm_s = 0.0796;
+  r.negotiation_s = 0.001;
+  r.steps = 20;
+  r.knobs = {{"fusion_threshold", "67108864"}, {"cycle_time_ms", "5"}};
+  r.collectives = {{"allreduce", 3140, 2776000000, 1.25, 2.2208, 4.1640}};
+  r.seeds = 3;
+  r.images_per_sec_lo = 3000;
+  r.images_per_sec_hi = 3200;
+  r.scaling_efficiency_lo = 0.81;
+  r.scaling_efficiency_hi = 0.87;
+  return r;
+}
+
+void expect_same_figures(const RunRecord& a, const RunRecord& b) {
+  EXPECT_EQ(a.model, b.model);
+  EXPECT_EQ(a.np, b.np);
+  EXPECT_EQ(a.batch_size, b.batch_size);
+  EXPECT_EQ(a.gpu, b.gpu);
+  EXPECT_EQ(a.label, b.label);
+  EXPECT_DOUBLE_EQ(a.images_per_sec, b.images_per_sec);
+  EXPECT_DOUBLE_EQ(a.scaling_efficiency, b.scaling_efficiency);
+  EXPECT_DOUBLE_EQ(a.exposed_comm_s, b.exposed_comm_s);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.seeds, b.seeds);
+  EXPECT_DOUBLE_EQ(a.scaling_efficiency_hi, b.scaling_efficiency_hi);
+}
+
+TEST(ReportRecord, JsonReadsBackWhatTheWriterWrote) {
+  const RunRecord r = sample();
+  const std::string text = to_json("hvdsim", "s.json", {r}, {{"resnet101", 16, 0.9, "paper"}}).dump(2);
+  std::string error;
+  auto doc = document_from_json(text, &error);
+  ASSERT_TRUE(doc) << error;
+  EXPECT_EQ(doc->tool, "hvdsim");
+  EXPECT_EQ(doc->version, kReportVersion);
+  ASSERT_EQ(doc->runs.size(), 1u);
+  expect_same_figures(doc->runs[0], r);
+  EXPECT_EQ(doc->runs[0].knobs, r.knobs);
+  ASSERT_EQ(doc->runs[0].collectives.size(), 1u);
+  EXPECT_EQ(doc->runs[0].collectives[0].bytes, 2776000000);
+  EXPECT_DOUBLE_EQ(doc->runs[0].collectives[0].busbw_gbps, 4.1640);
+  ASSERT_EQ(doc->reference.size(), 1u);
+  EXPECT_EQ(doc->reference[0].source, "paper");
+}
+
+TEST(ReportRecord, CsvReadsBackWhatTheWriterWrote) {
+  RunRecord r = sample();
+  std::string error;
+  auto doc = document_from_csv(to_csv({r}), &error);
+  ASSERT_TRUE(doc) << error;
+  ASSERT_EQ(doc->runs.size(), 1u);
+  expect_same_figures(doc->runs[0], r);  // the figures are written with 6 digits: these have fewer
+  r.seeds = 1;                           // no seed columns without a record that has seeds
+  EXPECT_EQ(to_csv({r}).substr(0, to_csv({r}).find('\n')), kCsvHeader);
+}
+
+TEST(ReportRecord, TheReaderNamesThePathOfABadCollective) {
+  nlohmann::json j = to_json(sample());
+  j["collectives"][0]["calls"] = -1;
+  try {
+    run_from_json(j, "outcome");
+    FAIL() << "read a negative call count";
+  } catch (const RecordError& e) {
+    EXPECT_STREQ(e.what(), "outcome.collectives[0].calls: expected an integer from 0 to 9223372036854775807, got -1");
+  }
+  // hvdview reads the figures only: what it does not show cannot stop it.
+  EXPECT_EQ(run_from_json(j, "runs[0]", RecordParts::kFigures).np, 16);
+  j["knobs"]["cycle_time_ms"] = 5;
+  EXPECT_THROW(run_from_json(j, "outcome"), RecordError);
+}
+
+}  // namespace
+}  // namespace hvd::report
