@@ -247,8 +247,12 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> fields;
   std::string field;
   bool quoted = false;
-  for (char c : line) {
-    if (c == '"') {
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') {
+      field.push_back('"');  // RFC 4180: a doubled quote inside quotes is one quote
+      ++i;
+    } else if (c == '"') {
       quoted = !quoted;
     } else if (c == ',' && !quoted) {
       fields.push_back(field);

@@ -79,6 +79,21 @@ TEST(ReportRecord, CsvReadsBackWhatTheWriterWrote) {
   EXPECT_EQ(to_csv({r}).substr(0, to_csv({r}).find('\n')), kCsvHeader);
 }
 
+// A label with a comma and quotes is written quoted with the quotes doubled (RFC 4180)
+// and reads back as it was, not with its quotes dropped.
+TEST(ReportRecord, CsvLabelWithQuotesAndCommaReadsBackUnchanged) {
+  RunRecord r = sample();
+  r.label = "tcp, \"slow\" \"\"";
+  const std::string csv = to_csv({r});
+  EXPECT_NE(csv.find("\"tcp, \"\"slow\"\" \"\"\"\"\""), std::string::npos) << csv;
+  std::string error;
+  auto doc = document_from_csv(csv, &error);
+  ASSERT_TRUE(doc) << error;
+  ASSERT_EQ(doc->runs.size(), 1u);
+  EXPECT_EQ(doc->runs[0].label, r.label);
+  expect_same_figures(doc->runs[0], r);
+}
+
 TEST(ReportRecord, TheReaderNamesThePathOfABadCollective) {
   nlohmann::json j = to_json(sample());
   j["collectives"][0]["calls"] = -1;
