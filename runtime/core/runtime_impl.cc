@@ -79,6 +79,7 @@ Status RuntimeImpl::start() {
     return Status::InvalidArgument("runtime needs a platform, a transport and a cpu device");
   opts_.config = start_config_;  // a restart forgets what autotune chose
   HVD_RETURN_IF_ERROR(opts_.config.validate());
+  HVD_ASSIGN_OR_RETURN(algorithms_, opts_.config.algorithms());
   if (scheduler_) stats_.caller_cycles += scheduler_->caller_cycles_locked();  // a restart
   signal_ = std::make_shared<CompletionSignal>();
   signal_->mu = opts_.platform->make_mutex();
@@ -241,9 +242,18 @@ RuntimeStats RuntimeImpl::stats() const {
 }
 
 Status RuntimeImpl::perform(ProcessSet& ps, const Response& r) {
-  const ExecutorEnv env{*opts_.platform,   opts_.config, opts_.cpu, opts_.gpu,
-                        *queue_mu_,        stats_,       timeline_, opts_.transport->rank(),
-                        opts_.time_origin, cycle_index_, *sets_};
+  const ExecutorEnv env{*opts_.platform,
+                        opts_.config,
+                        algorithms_,
+                        opts_.cpu,
+                        opts_.gpu,
+                        *queue_mu_,
+                        stats_,
+                        timeline_,
+                        opts_.transport->rank(),
+                        opts_.time_origin,
+                        cycle_index_,
+                        *sets_};
   return Executor(env, ps, r).run();
 }
 
