@@ -40,8 +40,8 @@ void RuntimeImpl::start_autotune() {
   // and the switch only matters while the algorithm is left to "auto".
   const ProcessSet& world = sets_->world();
   const bool multi_node = world.local && world.cross;
-  o.tune_hierarchical_allreduce = multi_node && c.allreduce_algorithm == "auto";
-  o.tune_hierarchical_allgather = multi_node && c.allgather_algorithm == "auto";
+  o.tune_hierarchical_allreduce = multi_node && algorithms_.allreduce == AllreduceAlgorithm::kAuto;
+  o.tune_hierarchical_allgather = multi_node && algorithms_.allgather == AllgatherAlgorithm::kAuto;
   Tunables t;
   t.fusion_threshold = st.fusion_threshold;
   t.cycle_time_ms = st.cycle_time_ms;

@@ -44,10 +44,51 @@ std::string show(double v) {
 std::string show(bool v) { return v ? "true" : "false"; }
 std::string show(const std::string& v) { return v.empty() ? "\"\"" : v; }
 
-bool one_of(const std::string& v, std::initializer_list<const char*> allowed) {
-  for (const char* a : allowed)
-    if (v == a) return true;
-  return false;
+// One table per algorithm knob: its names, in the order its error message lists them.
+template <typename E>
+struct Named {
+  const char* name;
+  E value;
+};
+constexpr Named<AllreduceAlgorithm> kAllreduceAlgorithms[] = {
+    {"auto", AllreduceAlgorithm::kAuto},
+    {"ring", AllreduceAlgorithm::kRing},
+    {"pipelined_ring", AllreduceAlgorithm::kPipelinedRing},
+    {"lockstep_ring", AllreduceAlgorithm::kLockstepRing},
+    {"rhd", AllreduceAlgorithm::kRhd},
+    {"direct", AllreduceAlgorithm::kDirect},
+    {"hierarchical", AllreduceAlgorithm::kHierarchical},
+    {"native", AllreduceAlgorithm::kNative}};
+constexpr Named<AllgatherAlgorithm> kAllgatherAlgorithms[] = {
+    {"auto", AllgatherAlgorithm::kAuto},
+    {"ring", AllgatherAlgorithm::kRing},
+    {"hierarchical", AllgatherAlgorithm::kHierarchical},
+    {"native", AllgatherAlgorithm::kNative}};
+constexpr Named<BroadcastAlgorithm> kBroadcastAlgorithms[] = {
+    {"auto", BroadcastAlgorithm::kAuto},
+    {"tree", BroadcastAlgorithm::kTree},
+    {"pipeline", BroadcastAlgorithm::kPipeline},
+    {"native", BroadcastAlgorithm::kNative}};
+constexpr Named<AlltoallAlgorithm> kAlltoallAlgorithms[] = {
+    {"auto", AlltoallAlgorithm::kAuto},
+    {"pairwise", AlltoallAlgorithm::kPairwise},
+    {"native", AlltoallAlgorithm::kNative}};
+constexpr Named<ReducescatterAlgorithm> kReducescatterAlgorithms[] = {
+    {"auto", ReducescatterAlgorithm::kAuto},
+    {"ring", ReducescatterAlgorithm::kRing},
+    {"native", ReducescatterAlgorithm::kNative}};
+
+// `value` of knob `knob` looked up in `table`; unknown: "<knob> '<value>' is not one of a|b|c".
+template <typename E, size_t N>
+StatusOr<E> parse_algorithm(const char* knob, const std::string& value,
+                            const Named<E> (&table)[N]) {
+  std::string names;
+  for (const auto& [name, e] : table) {
+    if (value == name) return e;
+    if (!names.empty()) names += '|';
+    names += name;
+  }
+  return Status::InvalidArgument(std::string(knob) + " '" + value + "' is not one of " + names);
 }
 
 }  // namespace
@@ -124,26 +165,28 @@ Status Config::validate() const {
     return Status::InvalidArgument("autotune_bayes_opt_max_samples must be >= 1");
   if (!(autotune_gaussian_process_noise > 0) || !std::isfinite(autotune_gaussian_process_noise))
     return Status::InvalidArgument("autotune_gaussian_process_noise must be a finite number > 0");
-  if (!one_of(allreduce_algorithm, {"auto", "ring", "pipelined_ring", "lockstep_ring", "rhd", "direct", "hierarchical", "native"}))
-    return Status::InvalidArgument("allreduce_algorithm '" + allreduce_algorithm +
-                                   "' is not one of auto|ring|pipelined_ring|lockstep_ring|rhd|direct|hierarchical|native");
-  if (!one_of(allgather_algorithm, {"auto", "ring", "hierarchical", "native"}))
-    return Status::InvalidArgument("allgather_algorithm '" + allgather_algorithm +
-                                   "' is not one of auto|ring|hierarchical|native");
-  if (!one_of(broadcast_algorithm, {"auto", "tree", "pipeline", "native"}))
-    return Status::InvalidArgument("broadcast_algorithm '" + broadcast_algorithm +
-                                   "' is not one of auto|tree|pipeline|native");
-  if (!one_of(alltoall_algorithm, {"auto", "pairwise", "native"}))
-    return Status::InvalidArgument("alltoall_algorithm '" + alltoall_algorithm +
-                                   "' is not one of auto|pairwise|native");
-  if (!one_of(reducescatter_algorithm, {"auto", "ring", "native"}))
-    return Status::InvalidArgument("reducescatter_algorithm '" + reducescatter_algorithm +
-                                   "' is not one of auto|ring|native");
+  HVD_RETURN_IF_ERROR(algorithms().status());
   LogLevel l;
   if (!parse_log_level(log_level, &l))
     return Status::InvalidArgument("log_level '" + log_level +
                                    "' is not one of trace|debug|info|warning|error");
   return Status::OK();
+}
+
+StatusOr<Algorithms> Config::algorithms() const {
+  Algorithms a;
+  HVD_ASSIGN_OR_RETURN(a.allreduce, parse_algorithm("allreduce_algorithm", allreduce_algorithm,
+                                                    kAllreduceAlgorithms));
+  HVD_ASSIGN_OR_RETURN(a.allgather, parse_algorithm("allgather_algorithm", allgather_algorithm,
+                                                    kAllgatherAlgorithms));
+  HVD_ASSIGN_OR_RETURN(a.broadcast, parse_algorithm("broadcast_algorithm", broadcast_algorithm,
+                                                    kBroadcastAlgorithms));
+  HVD_ASSIGN_OR_RETURN(
+      a.alltoall, parse_algorithm("alltoall_algorithm", alltoall_algorithm, kAlltoallAlgorithms));
+  HVD_ASSIGN_OR_RETURN(a.reducescatter,
+                       parse_algorithm("reducescatter_algorithm", reducescatter_algorithm,
+                                       kReducescatterAlgorithms));
+  return a;
 }
 
 bool parse_log_level(const std::string& s, LogLevel* out) {

@@ -16,6 +16,7 @@ namespace hvd {
 struct ExecutorEnv {
   Platform& platform;
   const Config& config;      ///< the live knobs (autotune changes them between cycles)
+  const Algorithms& algorithms;  ///< the *_algorithm knobs, parsed once at start
   Device* cpu;               ///< host device
   Device* gpu;               ///< null without a GPU
   Mutex& queue_mu;           ///< guards the sets' tables and `stats`
@@ -44,8 +45,15 @@ class Executor {
   Status reducescatter();
   Status add_process_set();
   Status remove_process_set();
-  enum class Algo { kRing, kRhd, kDirect, kHierarchical, kNative };
+  enum class Algo { kRing, kPipelinedRing, kLockstepRing, kRhd, kDirect, kHierarchical, kNative };
   Algo choose_allreduce(int64_t bytes) const;
+  /// Average is a sum, then a postscale by 1/size: the op the algorithm runs, and the
+  /// scale applied to its result.
+  struct Reduction {
+    ReduceOp op;
+    double postscale;
+  };
+  Reduction reduction() const;
   Status allreduce_with(void* buf, int64_t count);
   Status allreduce_in_place_pieces(int64_t total, Algo algo);
   void take_entries();

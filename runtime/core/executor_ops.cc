@@ -15,25 +15,42 @@
 
 namespace hvd {
 
+Executor::Reduction Executor::reduction() const {
+  if (r_.reduce_op == ReduceOp::kAverage) return {ReduceOp::kSum, r_.postscale / ps_.t->size()};
+  return {r_.reduce_op, r_.postscale};
+}
+
 Executor::Algo Executor::choose_allreduce(int64_t bytes) const {
-  const std::string& alg = cfg_.allreduce_algorithm;
+  using A = AllreduceAlgorithm;
+  const A alg = env_.algorithms.allreduce;
   NativeCollectives* n = native(r_.dtype);
-  if (n && (alg == "native" || (alg == "auto" && n->preferred(r_.device)))) return Algo::kNative;
+  if (n && (alg == A::kNative || (alg == A::kAuto && n->preferred(r_.device))))
+    return Algo::kNative;
   const bool hier_ok = ps_.local && ps_.cross;  // only made for homogeneous groups
-  if (hier_ok && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allreduce)))
+  if (hier_ok && (alg == A::kHierarchical || (alg == A::kAuto && cfg_.hierarchical_allreduce)))
     return Algo::kHierarchical;
-  if (alg == "direct") return Algo::kDirect;
-  if (alg == "rhd" ||
-      (alg != "ring" && alg != "pipelined_ring" && alg != "lockstep_ring" && bytes < cfg_.rhd_threshold))
-    return Algo::kRhd;
-  return Algo::kRing;
+  switch (alg) {
+    case A::kDirect:
+      return Algo::kDirect;
+    case A::kRhd:
+      return Algo::kRhd;
+    case A::kRing:
+      return Algo::kRing;
+    case A::kPipelinedRing:
+      return Algo::kPipelinedRing;
+    case A::kLockstepRing:
+      return Algo::kLockstepRing;
+    default:  // auto, or hierarchical / native where they are not possible
+      return bytes < cfg_.rhd_threshold ? Algo::kRhd : Algo::kRing;
+  }
 }
 
 Status Executor::allreduce_with(void* buf, int64_t count) {
   const DataType dt = r_.dtype;
-  const ReduceOp op = r_.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : r_.reduce_op;
+  const ReduceOp op = reduction().op;
   const int64_t bytes = count * static_cast<int64_t>(dtype_size(dt));
-  switch (choose_allreduce(bytes)) {
+  const Algo algo = choose_allreduce(bytes);
+  switch (algo) {
     case Algo::kNative: {
       algorithm_ = native_name("ALLREDUCE");
       Status s = phase(algorithm_, "communication", [&] { return native(dt)->allreduce(buf, count, dt, op); });
@@ -59,16 +76,17 @@ Status Executor::allreduce_with(void* buf, int64_t count) {
         CollectiveContext c = ctx(*ps_.t);
         return direct_allreduce(c, buf, count, dt, op);
       });
+    case Algo::kPipelinedRing:
+    case Algo::kLockstepRing: {
+      const bool lockstep = algo == Algo::kLockstepRing;
+      algorithm_ = lockstep ? "LOCKSTEP_RING_ALLREDUCE" : "PIPELINED_RING_ALLREDUCE";
+      return phase(algorithm_, "communication", [&] {
+        CollectiveContext c = ctx(*ps_.t);
+        return pipelined_ring_allreduce(c, buf, count, dt, op, 4, lockstep);
+      });
+    }
     case Algo::kRing:
       break;
-  }
-  if (cfg_.allreduce_algorithm == "pipelined_ring" || cfg_.allreduce_algorithm == "lockstep_ring") {
-    const bool lockstep = cfg_.allreduce_algorithm == "lockstep_ring";
-    algorithm_ = lockstep ? "LOCKSTEP_RING_ALLREDUCE" : "PIPELINED_RING_ALLREDUCE";
-    return phase(algorithm_, "communication", [&] {
-      CollectiveContext c = ctx(*ps_.t);
-      return pipelined_ring_allreduce(c, buf, count, dt, op, 4, lockstep);
-    });
   }
   algorithm_ = "RING_ALLREDUCE";
   return phase(algorithm_, "communication", [&] {
@@ -107,7 +125,8 @@ Status Executor::allreduce_in_place_pieces(int64_t total, Algo algo) {
     }
     off += static_cast<size_t>(n) * es;
   }
-  const ReduceOp op = r_.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : r_.reduce_op;
+  const Reduction red = reduction();
+  const ReduceOp op = red.op;
   algorithm_ = algo == Algo::kDirect ? "DIRECT_ALLREDUCE"
                : algo == Algo::kRhd  ? "RHD_ALLREDUCE"
                                      : "RING_ALLREDUCE";
@@ -117,8 +136,7 @@ Status Executor::allreduce_in_place_pieces(int64_t total, Algo algo) {
     if (algo == Algo::kRhd) return rhd_allreduce(c, in, out, dt, op);
     return ring_allreduce(c, in, out, dt, op);
   }));
-  double post = r_.postscale;
-  if (r_.reduce_op == ReduceOp::kAverage) post /= ps_.t->size();
+  const double post = red.postscale;
   if (post != 1.0) out.for_each(0, total, [&](void* p, int64_t, int64_t n) { d.scale(p, n, dt, post); });
   return Status::OK();
 }
@@ -132,9 +150,7 @@ Status Executor::allreduce() {
   void* buf;
   const bool in_place = entries_.size() == 1 && entries_[0].has_value();
   const Algo algo = choose_allreduce(total * static_cast<int64_t>(es));
-  if (d.scatter_gather() && (algo == Algo::kDirect || algo == Algo::kRhd ||
-                             (algo == Algo::kRing && cfg_.allreduce_algorithm != "pipelined_ring" &&
-                              cfg_.allreduce_algorithm != "lockstep_ring")))
+  if (d.scatter_gather() && (algo == Algo::kDirect || algo == Algo::kRhd || algo == Algo::kRing))
     return allreduce_in_place_pieces(total, algo);
   if (in_place) {  // one tensor: work directly in its output, no fusion buffer
     const OpRequest& q = entries_[0]->req;
@@ -156,8 +172,7 @@ Status Executor::allreduce() {
   }
   if (r_.prescale != 1.0) d.scale(buf, total, dt, r_.prescale);
   HVD_RETURN_IF_ERROR(allreduce_with(buf, total));
-  double post = r_.postscale;
-  if (r_.reduce_op == ReduceOp::kAverage) post /= ps_.t->size();
+  const double post = reduction().postscale;
   if (post != 1.0) d.scale(buf, total, dt, post);
   if (in_place) return Status::OK();
   return phase("MEMCPY_OUT_FUSION_BUFFER", "memcpy", [&] {
@@ -198,9 +213,9 @@ Status Executor::allgather() {
     ps_.fusion[kind()].reserve(total);
     out = ps_.fusion[kind()].data();
   }
-  const std::string& alg = cfg_.allgather_algorithm;
+  const AllgatherAlgorithm alg = env_.algorithms.allgather;
   NativeCollectives* nat = native(r_.dtype);
-  if (alg == "native" && nat) {
+  if (alg == AllgatherAlgorithm::kNative && nat) {
     algorithm_ = native_name("ALLGATHER");
     return phase(algorithm_, "communication", [&] {
       return nat->allgatherv(offset(out, mine_off), out, bytes);
@@ -209,7 +224,8 @@ Status Executor::allgather() {
   bool contiguous = ps_.local && ps_.cross;  // only made for homogeneous groups
   for (int r = 0; contiguous && r < p; ++r)
     contiguous = ps_.t->node_of(r) == ps_.t->node_of((r / ps_.local->size()) * ps_.local->size());
-  if (contiguous && (alg == "hierarchical" || (alg == "auto" && cfg_.hierarchical_allgather))) {
+  if (contiguous && (alg == AllgatherAlgorithm::kHierarchical ||
+                     (alg == AllgatherAlgorithm::kAuto && cfg_.hierarchical_allgather))) {
     algorithm_ = "HIERARCHICAL_ALLGATHER";
     return phase(algorithm_, "communication", [&] {
       CollectiveContext c = ctx(*ps_.t);
@@ -226,15 +242,16 @@ Status Executor::allgather() {
 Status Executor::broadcast() {
   const OpRequest& q = entries_[0]->req;
   const size_t bytes = q.input.bytes();
-  const std::string& alg = cfg_.broadcast_algorithm;
+  const BroadcastAlgorithm alg = env_.algorithms.broadcast;
   NativeCollectives* nat = ps_.t->native();
   Status s;
-  if (alg == "native" && nat) {
+  if (alg == BroadcastAlgorithm::kNative && nat) {
     algorithm_ = native_name("BCAST");
     s = phase(algorithm_, "communication", [&] { return nat->broadcast(q.input.data, bytes, r_.root); });
   } else {
-    const bool pipe = alg == "pipeline" ||
-                      (alg == "auto" && ps_.t->size() > 2 && bytes > static_cast<size_t>(cfg_.pipeline_chunk));
+    const bool pipe = alg == BroadcastAlgorithm::kPipeline ||
+                      (alg == BroadcastAlgorithm::kAuto && ps_.t->size() > 2 &&
+                       bytes > static_cast<size_t>(cfg_.pipeline_chunk));
     algorithm_ = pipe ? "PIPELINED_BROADCAST" : "TREE_BROADCAST";
     s = phase(algorithm_, "communication", [&] {
       CollectiveContext c = ctx(*ps_.t);
@@ -271,7 +288,7 @@ Status Executor::alltoall() {
   h.set_output(total, shape);
   h.set_splits(recv_rows);
   NativeCollectives* nat = ps_.t->native();
-  if (cfg_.alltoall_algorithm == "native" && nat) {
+  if (env_.algorithms.alltoall == AlltoallAlgorithm::kNative && nat) {
     algorithm_ = native_name("ALLTOALL");
     return phase(algorithm_, "communication", [&] {
       return nat->alltoallv(q.input.data, sb, h.output_buffer().data(), rb);
@@ -290,7 +307,8 @@ Status Executor::reducescatter() {
   const DataType dt = r_.dtype;
   const size_t es = dtype_size(dt);
   const int64_t row = r_.row_elems[0];
-  const ReduceOp op = r_.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : r_.reduce_op;
+  const Reduction red = reduction();
+  const ReduceOp op = red.op;
   std::vector<int64_t> off = even_split(r_.first_dims[0], p);
   for (auto& o : off) o *= row;
   const int64_t count = off.back();
@@ -310,7 +328,7 @@ Status Executor::reducescatter() {
   h.set_output(static_cast<size_t>(mine) * es, shape);
   NativeCollectives* nat = native(dt);
   Status s;
-  if (cfg_.reducescatter_algorithm == "native" && nat) {
+  if (env_.algorithms.reducescatter == ReducescatterAlgorithm::kNative && nat) {
     algorithm_ = native_name("REDUCESCATTER");
     std::vector<int64_t> counts;
     for (int r = 0; r < p; ++r) counts.push_back(off[static_cast<size_t>(r) + 1] - off[static_cast<size_t>(r)]);
@@ -324,9 +342,7 @@ Status Executor::reducescatter() {
     if (s.ok()) d.copy(h.output_buffer().data(), offset(work, static_cast<size_t>(off[static_cast<size_t>(me)]) * es), static_cast<size_t>(mine) * es);
   }
   HVD_RETURN_IF_ERROR(s);
-  double post = r_.postscale;
-  if (r_.reduce_op == ReduceOp::kAverage) post /= p;
-  if (post != 1.0) d.scale(h.output_buffer().data(), mine, dt, post);
+  if (red.postscale != 1.0) d.scale(h.output_buffer().data(), mine, dt, red.postscale);
   return Status::OK();
 }
 

@@ -1,10 +1,8 @@
-// RuntimeImpl: start-up agreement, the enqueue funnel and the background loop.
+// RuntimeImpl: start-up agreement, shutdown, and what one background cycle does (the loop
+// that runs the cycles is the Scheduler's, the enqueue funnel is in enqueue.cc).
 #include "core/runtime_impl.h"
 
-#include <algorithm>
-#include <cmath>
 #include <mutex>
-#include <set>
 #include <sstream>
 
 #include "core/executor.h"
@@ -17,19 +15,6 @@ LogLevel level_of(const Config& c) {
   LogLevel l = LogLevel::kWarning;
   parse_log_level(c.log_level, &l);
   return l;
-}
-
-TensorRequest to_message(const OpRequest& q, int rank) {
-  TensorRequest m;
-  m.rank = rank;
-  static_cast<OpSpec&>(m) =
-      OpSpec{q.op, q.input.dtype, q.reduce_op, q.input.device, q.root, q.prescale, q.postscale};
-  m.group_id = q.group_id;
-  m.group_size = q.group_size;
-  m.name = q.name;
-  m.shape = q.input.shape;
-  m.ranks.assign(q.set_ranks.begin(), q.set_ranks.end());
-  return m;
 }
 
 }  // namespace
@@ -79,6 +64,7 @@ Status RuntimeImpl::start() {
     return Status::InvalidArgument("runtime needs a platform, a transport and a cpu device");
   opts_.config = start_config_;  // a restart forgets what autotune chose
   HVD_RETURN_IF_ERROR(opts_.config.validate());
+  HVD_ASSIGN_OR_RETURN(algorithms_, opts_.config.algorithms());
   if (scheduler_) stats_.caller_cycles += scheduler_->caller_cycles_locked();  // a restart
   signal_ = std::make_shared<CompletionSignal>();
   signal_->mu = opts_.platform->make_mutex();
@@ -241,61 +227,19 @@ RuntimeStats RuntimeImpl::stats() const {
 }
 
 Status RuntimeImpl::perform(ProcessSet& ps, const Response& r) {
-  const ExecutorEnv env{*opts_.platform,   opts_.config, opts_.cpu, opts_.gpu,
-                        *queue_mu_,        stats_,       timeline_, opts_.transport->rank(),
-                        opts_.time_origin, cycle_index_, *sets_};
+  const ExecutorEnv env{*opts_.platform,
+                        opts_.config,
+                        algorithms_,
+                        opts_.cpu,
+                        opts_.gpu,
+                        *queue_mu_,
+                        stats_,
+                        timeline_,
+                        opts_.transport->rank(),
+                        opts_.time_origin,
+                        cycle_index_,
+                        *sets_};
   return Executor(env, ps, r).run();
-}
-
-Handle RuntimeImpl::enqueue(OpRequest req) {
-  if (!running_)
-    return finished_handle(Status::Precondition("hvd runtime is not running (call init/start first)"));
-  Status s = validate(req);
-  if (!s.ok()) return finished_handle(s);
-  std::unique_lock<Mutex> lk(*queue_mu_);
-  if (stopped_) return finished_handle(failure_.ok() ? Status::Aborted("runtime stopped") : failure_);
-  ProcessSet* found = sets_->find_locked(req.process_set);
-  if (!found) {
-    const bool exists = sets_->size_of(req.process_set) > 0;
-    return finished_handle(Status::InvalidArgument(
-        exists ? "rank " + std::to_string(world().rank()) + " is not a member of process set " + std::to_string(req.process_set)
-               : "process set " + std::to_string(req.process_set) + " does not exist"));
-  }
-  ProcessSet& ps = *found;
-  auto [slot, fresh] = ps.table.try_emplace(req.name);
-  if (!fresh)
-    return finished_handle(Status::InvalidArgument(
-        "a tensor named '" + req.name + "' is already pending on this rank; names must be unique "
-        "until the operation completes"));
-  auto h = std::make_shared<HandleImpl>(signal_);
-  ps.incoming.push_back(to_message(req, ps.t->rank()));
-  const bool caller_runs = scheduler_->caller_will_drive_locked(req.caller_waits);
-  slot->second = TensorEntry{std::move(req), h, opts_.platform->now()};
-  lk.unlock();
-  scheduler_->enqueued(caller_runs);
-  return h;
-}
-
-Status RuntimeImpl::add_process_set(const std::vector<int>& ranks, int* id) {
-  OpRequest q;
-  q.op = OpType::kAddProcessSet;
-  q.name = "process_set." + std::to_string(add_set_calls_++);
-  q.set_ranks = ranks;
-  q.input.shape = {};
-  Handle h = enqueue(std::move(q));
-  Status s = h->wait();
-  if (s.ok() && id) *id = static_cast<HandleImpl&>(*h).process_set_id();
-  return s;
-}
-
-Status RuntimeImpl::remove_process_set(int id) {
-  OpRequest q;
-  q.op = OpType::kRemoveProcessSet;
-  q.name = "process_set." + std::to_string(add_set_calls_++);
-  q.root = id;
-  q.input.shape = {};
-  q.caller_waits = true;
-  return enqueue(std::move(q))->wait();
 }
 
 // Sets removed by this cycle's REMOVE_PROCESS_SET responses leave after the cycle walked
@@ -311,84 +255,6 @@ void RuntimeImpl::drop_removed_sets() {
   }
   for (auto& h : handles)
     h->complete(Status::Aborted("process set was removed while this operation was pending"));
-}
-
-}  // namespace hvd
-
-namespace hvd {
-
-Status RuntimeImpl::validate(const OpRequest& q) const {
-  // The prefix of every message, built only when there is an error to report.
-  auto what = [&q] { return std::string(optype_name(q.op)) + " '" + q.name + "': "; };
-  if (q.name.empty()) return Status::InvalidArgument(std::string(optype_name(q.op)) + ": tensor name is empty");
-  for (int64_t d : q.input.shape)
-    if (d < 0) return Status::InvalidArgument(what() + "negative dimension in shape " + shape_string(q.input.shape));
-  Device* dev = q.input.device == DeviceKind::kGPU ? opts_.gpu : opts_.cpu;
-  if (!dev) return Status::InvalidArgument(what() + "tensor is on the GPU but this runtime has no GPU device");
-  const bool needs_data = q.op != OpType::kBarrier && q.op != OpType::kJoin &&
-                          q.op != OpType::kAddProcessSet && q.op != OpType::kRemoveProcessSet;
-  if (needs_data && !q.input.data && q.input.count() > 0 && !dev->allows_phantom())
-    return Status::InvalidArgument(what() + "input tensor has no storage");
-  if (!std::isfinite(q.prescale) || !std::isfinite(q.postscale))
-    return Status::InvalidArgument(what() + "scale factors must be finite");
-  const int known = sets_->size_of(q.process_set);  // -1: no such set (enqueue says so)
-  const int size = known >= 0 ? known : world().size();
-  switch (q.op) {
-    case OpType::kAllreduce:
-      if (q.output.shape != q.input.shape || q.output.dtype != q.input.dtype || q.output.device != q.input.device)
-        return Status::InvalidArgument(what() + "output must have the input's shape " + shape_string(q.input.shape) +
-                                       ", dtype and device (got " + shape_string(q.output.shape) + ")");
-      if (!q.output.data && q.output.count() > 0 && !dev->allows_phantom())
-        return Status::InvalidArgument(what() + "output tensor has no storage");
-      break;
-    case OpType::kBroadcast:
-      if (q.root < 0 || q.root >= size)
-        return Status::InvalidArgument(what() + "root rank " + std::to_string(q.root) + " is outside [0, " + std::to_string(size) + ")");
-      break;
-    case OpType::kAllgather:
-    case OpType::kReducescatter:
-      if (q.input.shape.empty()) return Status::InvalidArgument(what() + "needs a tensor with at least one dimension");
-      break;
-    case OpType::kAlltoall: {
-      if (q.input.shape.empty()) return Status::InvalidArgument(what() + "needs a tensor with at least one dimension");
-      if (q.splits.empty()) {
-        if (q.input.shape[0] % size != 0)
-          return Status::InvalidArgument(what() + "first dimension " + std::to_string(q.input.shape[0]) +
-                                         " does not divide evenly among " + std::to_string(size) + " ranks; give splits");
-        break;
-      }
-      if (static_cast<int>(q.splits.size()) != size)
-        return Status::InvalidArgument(what() + "splits has " + std::to_string(q.splits.size()) + " entries, expected " + std::to_string(size));
-      int64_t sum = 0;
-      for (int64_t v : q.splits) {
-        if (v < 0) return Status::InvalidArgument(what() + "negative split");
-        sum += v;
-      }
-      if (sum != q.input.shape[0])
-        return Status::InvalidArgument(what() + "splits add up to " + std::to_string(sum) + ", but the first dimension is " + std::to_string(q.input.shape[0]));
-      break;
-    }
-    case OpType::kAddProcessSet: {
-      if (q.process_set != 0) return Status::InvalidArgument("add_process_set runs on the world set only");
-      std::set<int> seen;
-      for (int r : q.set_ranks) {
-        if (r < 0 || r >= world().size())
-          return Status::InvalidArgument("add_process_set: rank " + std::to_string(r) + " is outside the world");
-        if (!seen.insert(r).second) return Status::InvalidArgument("add_process_set: rank " + std::to_string(r) + " listed twice");
-      }
-      if (seen.empty()) return Status::InvalidArgument("add_process_set: no ranks");
-      break;
-    }
-    case OpType::kRemoveProcessSet:
-      if (q.process_set != 0) return Status::InvalidArgument("remove_process_set runs on the world set only");
-      if (q.root == 0) return Status::InvalidArgument("remove_process_set: process set 0 (the world) cannot be removed");
-      if (sets_->size_of(q.root) <= 0)
-        return Status::InvalidArgument("remove_process_set: process set " + std::to_string(q.root) + " does not exist");
-      break;
-    default:
-      break;
-  }
-  return Status::OK();
 }
 
 }  // namespace hvd

@@ -52,6 +52,7 @@ class RuntimeImpl {
 
   RuntimeOptions opts_;     // opts_.config: the live knobs (the loop applies autotune changes)
   Config start_config_;     // the knobs as started (what config() returns)
+  Algorithms algorithms_;   // the *_algorithm knobs, parsed at start
   Logger log_;
   std::shared_ptr<CompletionSignal> signal_;
   std::unique_ptr<Mutex> queue_mu_;

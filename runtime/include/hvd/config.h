@@ -42,6 +42,31 @@ namespace hvd {
   X(log_level, "LOG_LEVEL", std::string, "warning", "trace|debug|info|warning|error")
 // clang-format on
 
+/// The *_algorithm knobs as the core compares them (Config::algorithms() parses the names).
+enum class AllreduceAlgorithm : uint8_t {
+  kAuto,
+  kRing,
+  kPipelinedRing,
+  kLockstepRing,
+  kRhd,
+  kDirect,
+  kHierarchical,
+  kNative
+};
+enum class AllgatherAlgorithm : uint8_t { kAuto, kRing, kHierarchical, kNative };
+enum class BroadcastAlgorithm : uint8_t { kAuto, kTree, kPipeline, kNative };
+enum class AlltoallAlgorithm : uint8_t { kAuto, kPairwise, kNative };
+enum class ReducescatterAlgorithm : uint8_t { kAuto, kRing, kNative };
+
+/// Every collective's algorithm knob, parsed.
+struct Algorithms {
+  AllreduceAlgorithm allreduce = AllreduceAlgorithm::kAuto;
+  AllgatherAlgorithm allgather = AllgatherAlgorithm::kAuto;
+  BroadcastAlgorithm broadcast = BroadcastAlgorithm::kAuto;
+  AlltoallAlgorithm alltoall = AlltoallAlgorithm::kAuto;
+  ReducescatterAlgorithm reducescatter = ReducescatterAlgorithm::kAuto;
+};
+
 /// The effective knob values of one runtime.
 struct Config {
 #define HVD_DECLARE_FIELD(field, env, type, def, doc) type field = def;
@@ -61,6 +86,8 @@ struct Config {
   static std::vector<std::pair<std::string, std::string>> knob_docs();
   /// Checks ranges and enum values.
   Status validate() const;
+  /// The *_algorithm knobs as enums; an unknown name fails with validate()'s message.
+  StatusOr<Algorithms> algorithms() const;
 };
 
 /// Log levels in increasing severity.

@@ -1,0 +1,155 @@
+// RuntimeImpl's enqueue funnel: every operation of every caller comes through here. It
+// validates the request (shapes, scale factors, roots, splits, process set membership,
+// duplicate pending names), creates the handle and appends the request to the process
+// set's incoming list for the next cycle. Errors found here fail only that call.
+#include <cmath>
+#include <mutex>
+#include <set>
+
+#include "core/runtime_impl.h"
+
+namespace hvd {
+
+namespace {
+
+TensorRequest to_message(const OpRequest& q, int rank) {
+  TensorRequest m;
+  m.rank = rank;
+  static_cast<OpSpec&>(m) =
+      OpSpec{q.op, q.input.dtype, q.reduce_op, q.input.device, q.root, q.prescale, q.postscale};
+  m.group_id = q.group_id;
+  m.group_size = q.group_size;
+  m.name = q.name;
+  m.shape = q.input.shape;
+  m.ranks.assign(q.set_ranks.begin(), q.set_ranks.end());
+  return m;
+}
+
+}  // namespace
+
+Handle RuntimeImpl::enqueue(OpRequest req) {
+  if (!running_)
+    return finished_handle(Status::Precondition("hvd runtime is not running (call init/start first)"));
+  Status s = validate(req);
+  if (!s.ok()) return finished_handle(s);
+  std::unique_lock<Mutex> lk(*queue_mu_);
+  if (stopped_) return finished_handle(failure_.ok() ? Status::Aborted("runtime stopped") : failure_);
+  ProcessSet* found = sets_->find_locked(req.process_set);
+  if (!found) {
+    const bool exists = sets_->size_of(req.process_set) > 0;
+    return finished_handle(Status::InvalidArgument(
+        exists ? "rank " + std::to_string(world().rank()) + " is not a member of process set " + std::to_string(req.process_set)
+               : "process set " + std::to_string(req.process_set) + " does not exist"));
+  }
+  ProcessSet& ps = *found;
+  auto [slot, fresh] = ps.table.try_emplace(req.name);
+  if (!fresh)
+    return finished_handle(Status::InvalidArgument(
+        "a tensor named '" + req.name + "' is already pending on this rank; names must be unique "
+        "until the operation completes"));
+  auto h = std::make_shared<HandleImpl>(signal_);
+  ps.incoming.push_back(to_message(req, ps.t->rank()));
+  const bool caller_runs = scheduler_->caller_will_drive_locked(req.caller_waits);
+  slot->second = TensorEntry{std::move(req), h, opts_.platform->now()};
+  lk.unlock();
+  scheduler_->enqueued(caller_runs);
+  return h;
+}
+
+Status RuntimeImpl::add_process_set(const std::vector<int>& ranks, int* id) {
+  OpRequest q;
+  q.op = OpType::kAddProcessSet;
+  q.name = "process_set." + std::to_string(add_set_calls_++);
+  q.set_ranks = ranks;
+  q.input.shape = {};
+  Handle h = enqueue(std::move(q));
+  Status s = h->wait();
+  if (s.ok() && id) *id = static_cast<HandleImpl&>(*h).process_set_id();
+  return s;
+}
+
+Status RuntimeImpl::remove_process_set(int id) {
+  OpRequest q;
+  q.op = OpType::kRemoveProcessSet;
+  q.name = "process_set." + std::to_string(add_set_calls_++);
+  q.root = id;
+  q.input.shape = {};
+  q.caller_waits = true;
+  return enqueue(std::move(q))->wait();
+}
+
+Status RuntimeImpl::validate(const OpRequest& q) const {
+  // The prefix of every message, built only when there is an error to report.
+  auto what = [&q] { return std::string(optype_name(q.op)) + " '" + q.name + "': "; };
+  if (q.name.empty()) return Status::InvalidArgument(std::string(optype_name(q.op)) + ": tensor name is empty");
+  for (int64_t d : q.input.shape)
+    if (d < 0) return Status::InvalidArgument(what() + "negative dimension in shape " + shape_string(q.input.shape));
+  Device* dev = q.input.device == DeviceKind::kGPU ? opts_.gpu : opts_.cpu;
+  if (!dev) return Status::InvalidArgument(what() + "tensor is on the GPU but this runtime has no GPU device");
+  const bool needs_data = q.op != OpType::kBarrier && q.op != OpType::kJoin &&
+                          q.op != OpType::kAddProcessSet && q.op != OpType::kRemoveProcessSet;
+  if (needs_data && !q.input.data && q.input.count() > 0 && !dev->allows_phantom())
+    return Status::InvalidArgument(what() + "input tensor has no storage");
+  if (!std::isfinite(q.prescale) || !std::isfinite(q.postscale))
+    return Status::InvalidArgument(what() + "scale factors must be finite");
+  const int known = sets_->size_of(q.process_set);  // -1: no such set (enqueue says so)
+  const int size = known >= 0 ? known : world().size();
+  switch (q.op) {
+    case OpType::kAllreduce:
+      if (q.output.shape != q.input.shape || q.output.dtype != q.input.dtype || q.output.device != q.input.device)
+        return Status::InvalidArgument(what() + "output must have the input's shape " + shape_string(q.input.shape) +
+                                       ", dtype and device (got " + shape_string(q.output.shape) + ")");
+      if (!q.output.data && q.output.count() > 0 && !dev->allows_phantom())
+        return Status::InvalidArgument(what() + "output tensor has no storage");
+      break;
+    case OpType::kBroadcast:
+      if (q.root < 0 || q.root >= size)
+        return Status::InvalidArgument(what() + "root rank " + std::to_string(q.root) + " is outside [0, " + std::to_string(size) + ")");
+      break;
+    case OpType::kAllgather:
+    case OpType::kReducescatter:
+      if (q.input.shape.empty()) return Status::InvalidArgument(what() + "needs a tensor with at least one dimension");
+      break;
+    case OpType::kAlltoall: {
+      if (q.input.shape.empty()) return Status::InvalidArgument(what() + "needs a tensor with at least one dimension");
+      if (q.splits.empty()) {
+        if (q.input.shape[0] % size != 0)
+          return Status::InvalidArgument(what() + "first dimension " + std::to_string(q.input.shape[0]) +
+                                         " does not divide evenly among " + std::to_string(size) + " ranks; give splits");
+        break;
+      }
+      if (static_cast<int>(q.splits.size()) != size)
+        return Status::InvalidArgument(what() + "splits has " + std::to_string(q.splits.size()) + " entries, expected " + std::to_string(size));
+      int64_t sum = 0;
+      for (int64_t v : q.splits) {
+        if (v < 0) return Status::InvalidArgument(what() + "negative split");
+        sum += v;
+      }
+      if (sum != q.input.shape[0])
+        return Status::InvalidArgument(what() + "splits add up to " + std::to_string(sum) + ", but the first dimension is " + std::to_string(q.input.shape[0]));
+      break;
+    }
+    case OpType::kAddProcessSet: {
+      if (q.process_set != 0) return Status::InvalidArgument("add_process_set runs on the world set only");
+      std::set<int> seen;
+      for (int r : q.set_ranks) {
+        if (r < 0 || r >= world().size())
+          return Status::InvalidArgument("add_process_set: rank " + std::to_string(r) + " is outside the world");
+        if (!seen.insert(r).second) return Status::InvalidArgument("add_process_set: rank " + std::to_string(r) + " listed twice");
+      }
+      if (seen.empty()) return Status::InvalidArgument("add_process_set: no ranks");
+      break;
+    }
+    case OpType::kRemoveProcessSet:
+      if (q.process_set != 0) return Status::InvalidArgument("remove_process_set runs on the world set only");
+      if (q.root == 0) return Status::InvalidArgument("remove_process_set: process set 0 (the world) cannot be removed");
+      if (sets_->size_of(q.root) <= 0)
+        return Status::InvalidArgument("remove_process_set: process set " + std::to_string(q.root) + " does not exist");
+      break;
+    default:
+      break;
+  }
+  return Status::OK();
+}
+
+}  // namespace hvd
