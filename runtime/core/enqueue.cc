@@ -92,8 +92,10 @@ Status RuntimeImpl::validate(const OpRequest& q) const {
     return Status::InvalidArgument(what() + "input tensor has no storage");
   if (!std::isfinite(q.prescale) || !std::isfinite(q.postscale))
     return Status::InvalidArgument(what() + "scale factors must be finite");
-  const int known = sets_->size_of(q.process_set);  // -1: no such set (enqueue says so)
-  const int size = known >= 0 ? known : world().size();
+  // -1: no such set; 0: a removed one. Either fails here, before the checks that divide by
+  // the set's size (an alltoall's first dimension).
+  const int size = sets_->size_of(q.process_set);
+  if (size <= 0) return Status::InvalidArgument("process set " + std::to_string(q.process_set) + " does not exist");
   switch (q.op) {
     case OpType::kAllreduce:
       if (q.output.shape != q.input.shape || q.output.dtype != q.input.dtype || q.output.device != q.input.device)

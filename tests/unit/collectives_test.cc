@@ -157,6 +157,15 @@ TEST_P(WorldSize, BarrierAndProcessSets) {
     Tensor tw{w.data(), DataType::kInt32, {1}};
     ASSERT_TRUE(rt.allreduce("world_after", tw, tw, ReduceOp::kSum).ok());
     EXPECT_EQ(w[0], size);
+    // A removed set (size 0) and one that never was refuse an even-split alltoall with
+    // one error; the split check used to divide by the removed set's size.
+    st = rt.remove_process_set(id);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    for (int gone : {id, 7}) {
+      Status a2a = rt.alltoall_async("a2a_gone", t, {}, gone)->wait();
+      EXPECT_EQ(a2a.code(), StatusCode::kInvalidArgument);
+      EXPECT_EQ(a2a.message(), "process set " + std::to_string(gone) + " does not exist");
+    }
   });
   ASSERT_TRUE(s.ok()) << s.to_string();
 }
