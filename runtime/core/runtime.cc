@@ -32,23 +32,26 @@ OpRequest request(OpType op, const std::string& name, const Tensor& in, int proc
 }
 }  // namespace
 
-Handle Runtime::allreduce_async(const std::string& name, const Tensor& in, const Tensor& out,
-                                ReduceOp op, double prescale, double postscale, int process_set) {
+namespace {
+OpRequest allreduce_request(const std::string& name, const Tensor& in, const Tensor& out, ReduceOp op,
+                            double prescale, double postscale, int process_set) {
   OpRequest q = request(OpType::kAllreduce, name, in, process_set);
   q.output = out;
   q.reduce_op = op;
   q.prescale = prescale;
   q.postscale = postscale;
-  return enqueue(std::move(q));
+  return q;
+}
+}  // namespace
+
+Handle Runtime::allreduce_async(const std::string& name, const Tensor& in, const Tensor& out,
+                                ReduceOp op, double prescale, double postscale, int process_set) {
+  return enqueue(allreduce_request(name, in, out, op, prescale, postscale, process_set));
 }
 
 Status Runtime::allreduce(const std::string& name, const Tensor& in, const Tensor& out,
                           ReduceOp op, double prescale, double postscale, int process_set) {
-  OpRequest q = request(OpType::kAllreduce, name, in, process_set);
-  q.output = out;
-  q.reduce_op = op;
-  q.prescale = prescale;
-  q.postscale = postscale;
+  OpRequest q = allreduce_request(name, in, out, op, prescale, postscale, process_set);
   q.caller_waits = true;
   return enqueue(std::move(q))->wait();
 }
