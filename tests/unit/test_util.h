@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/half.h"
+#include "backends/local/half.h"
 #include "hvd/config.h"
 #include "hvd/types.h"
 
