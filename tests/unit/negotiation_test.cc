@@ -294,9 +294,9 @@ TEST(Timeline, EveryRankRecordedAndFileParses) {
 
 TEST(Timeline, FileIsValidJsonAfterEveryFlush) {
   const std::string path = (std::filesystem::temp_directory_path() / "hvd_timeline_valid.json").string();
-  Status st;
-  auto w = TimelineWriter::open(path, &st);
-  ASSERT_TRUE(st.ok());
+  StatusOr<std::unique_ptr<TimelineWriter>> opened = TimelineWriter::open(path);
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  std::unique_ptr<TimelineWriter> w = std::move(*opened);
   auto parse_count = [&] {
     std::ifstream f(path);
     return nlohmann::json::parse(f).size();
@@ -310,6 +310,21 @@ TEST(Timeline, FileIsValidJsonAfterEveryFlush) {
   EXPECT_EQ(parse_count(), 7u);
   w.reset();
   std::filesystem::remove(path);
+}
+
+TEST(Timeline, OpenInAMissingDirectoryNamesThePath) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "hvd_no_such_dir" / "timeline.json").string();
+  StatusOr<std::unique_ptr<TimelineWriter>> opened = TimelineWriter::open(path);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(opened.status().message().find("cannot open timeline file '" + path + "'"), std::string::npos)
+      << opened.status().message();
+  // Through a runtime: run_local refuses to start and says why.
+  Config cfg = test::fast_config();
+  cfg.timeline = path;
+  const Status s = run_local(2, cfg, [](Runtime&) { ADD_FAILURE() << "ran without its timeline"; });
+  EXPECT_NE(s.message().find("cannot open timeline file"), std::string::npos) << s.to_string();
 }
 
 TEST(Shutdown, PendingOperationFailsWhenAnotherRankShutsDown) {
