@@ -10,6 +10,7 @@
 #include "hvd/mpi.h"
 #include "hvd/report/report.h"
 #include "hvd/runtime.h"
+#include "hvd/seams.h"
 #include "hvd/workloads/model_registry.h"
 
 namespace {
@@ -32,17 +33,12 @@ double time_step(hvd::Runtime& rt, std::vector<std::vector<float>>& bufs,
   return MPI_Wtime() - t0;
 }
 
-Sample measure(hvd::Transport& world, int64_t threshold, const std::vector<int64_t>& sizes,
+Sample measure(const hvd::Seams& seams, int64_t threshold, const std::vector<int64_t>& sizes,
                int reps) {
-  auto platform = hvd::make_std_platform();
-  auto cpu = hvd::make_cpu_device();
-  hvd::RuntimeOptions o;
-  o.platform = platform.get();
-  o.transport = &world;
-  o.cpu = cpu.get();
-  o.config.fusion_threshold = threshold;
-  hvd::Runtime rt(o);
-  if (!rt.start().ok()) std::abort();
+  hvd::Config cfg;
+  cfg.fusion_threshold = threshold;
+  std::unique_ptr<hvd::Runtime> rt;
+  if (!hvd::start_runtime(hvd::RuntimeOptions{seams, cfg}, &rt).ok()) std::abort();
   std::vector<std::vector<float>> many, one(1);
   std::vector<std::string> names, one_name = {"all"};
   int64_t total = 0;
@@ -54,12 +50,12 @@ Sample measure(hvd::Transport& world, int64_t threshold, const std::vector<int64
   one[0].assign(static_cast<size_t>(total), 1.0f);
   Sample best{1e30, 1e30};
   for (int r = 0; r < reps + 1; ++r) {  // first repetition warms up
-    double a = time_step(rt, one, one_name), b = time_step(rt, many, names);
+    double a = time_step(*rt, one, one_name), b = time_step(*rt, many, names);
     if (r == 0) continue;
     best.one_s = std::min(best.one_s, a);
     best.many_s = std::min(best.many_s, b);
   }
-  (void)rt.shutdown();
+  (void)rt->shutdown();
   return best;
 }
 
@@ -67,7 +63,8 @@ Sample measure(hvd::Transport& world, int64_t threshold, const std::vector<int64
 
 int main(int argc, char** argv) {
   if (!hvd::init_mpi(&argc, &argv).ok()) return 1;
-  auto world = hvd::make_mpi_world_transport();
+  hvd::OwnedSeams seams = hvd::host_seams(hvd::make_mpi_world_transport());
+  hvd::Transport* world = seams.transport.get();
   auto model = hvd::workloads::find_model("resnet101");
   if (!model.ok()) return 2;
   std::vector<int64_t> sizes;
@@ -83,7 +80,7 @@ int main(int argc, char** argv) {
                 "%-14s %14s %18s %10s\n", sizes.size(), bytes / 1e6, n, "fusion", "one allreduce",
                 "314 async tensors", "ratio");
   for (int64_t threshold : {int64_t{128} << 20, int64_t{64} << 20, int64_t{0}}) {
-    Sample s = measure(*world, threshold, sizes, 5);
+    Sample s = measure(seams.view(), threshold, sizes, 5);
     if (world->rank() == 0) {
       const double one = bytes / s.one_s / 1e9 * f, many = bytes / s.many_s / 1e9 * f;
       std::printf("%-14s %14.2f %18.2f %9.0f%%\n",
@@ -91,7 +88,7 @@ int main(int argc, char** argv) {
                   100.0 * many / one);
     }
   }
-  world.reset();
+  seams = hvd::OwnedSeams{};  // the MPI transport goes before MPI does
   hvd::finalize_mpi();
   return 0;
 }

@@ -21,8 +21,7 @@ bool BenchWorld::built_with_mpi() { return true; }
 
 Status BenchWorld::start(bool with_mpi) {
   if (!with_mpi) return Status::OK();
-  Status s = init_mpi(nullptr, nullptr);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(init_mpi(nullptr, nullptr));
   mpi = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -405,8 +405,7 @@ Status measure_runtime(const World& w, const Options& o, json* out) {
   cfg.timeline.clear();
   double tiny = 0, per_cycle = 0;
   std::vector<double> attempts;
-  Status s = measure_tiny(w, o, cfg, &tiny, &per_cycle, &attempts);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(measure_tiny(w, o, cfg, &tiny, &per_cycle, &attempts));
   *out = {{"tiny_allreduce_s", tiny},
           {"tiny_allreduce_attempts_s", attempts},
           {"negotiation_per_cycle_s", per_cycle},
@@ -417,8 +416,7 @@ Status measure_runtime(const World& w, const Options& o, json* out) {
     loop_only.caller_drives = false;
     double tiny_loop = 0, per_cycle_loop = 0;
     std::vector<double> attempts_loop;
-    s = measure_tiny(w, o, loop_only, &tiny_loop, &per_cycle_loop, &attempts_loop);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(measure_tiny(w, o, loop_only, &tiny_loop, &per_cycle_loop, &attempts_loop));
     (*out)["tiny_allreduce_via_loop_s"] = tiny_loop;
     (*out)["hand_off_s"] = std::max(0.0, (tiny_loop - tiny) / 2);
   }

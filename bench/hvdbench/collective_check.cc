@@ -2,7 +2,7 @@
 // in every type (even int8, float16), and each rank knows what every element should be.
 #include <cmath>
 
-#include "collectives/half.h"
+#include "backends/local/half.h"
 #include "collective_parts.h"
 
 namespace hvd::bench {

@@ -48,8 +48,7 @@ Status Operands::clear_output() {
 Status Operands::count_wrong_at(const Case& c, const void* result, size_t bytes, ReduceOp rop, int64_t* wrong) {
   const void* host = result;
   if (gpu_) {
-    Status s = gpu_copy(staging_->p, result, std::min(bytes, bytes_));
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(gpu_copy(staging_->p, result, std::min(bytes, bytes_)));
     host = staging_->p;
   }
   *wrong = count_wrong(c, host, rop);
@@ -101,8 +100,7 @@ Status measure_hvd(const Options& o, const Case& c, RankRuntime& rr, Operands& m
   Status s;
   if (o.check) s = mem.fill(c);
   if (!s.ok()) return s;
-  s = time_loop(o, once, barrier, max, &m->us);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(time_loop(o, once, barrier, max, &m->us));
   m->ran = true;
   if (o.check) {
     s = mem.fill(c);
@@ -111,8 +109,7 @@ Status measure_hvd(const Options& o, const Case& c, RankRuntime& rr, Operands& m
     if (!s.ok()) return s;
     if (c.op == "broadcast") result = mem.in();
     int64_t wrong = 0;
-    s = mem.count_wrong_at(c, result, result_bytes, c.rop, &wrong);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(mem.count_wrong_at(c, result, result_bytes, c.rop, &wrong));
     s = sum_over_ranks(rt, "hvdbench.wrong", &wrong);
     m->wrong = wrong;
   }

@@ -87,14 +87,12 @@ Status MpiBaseline::measure(const Options& o, const Case& c, Measurement* coll, 
   if (mpi_supports(c)) {
     if (o.check) fill_input(c, in.p);
     auto once = [&] { return mpi_status(mpi_once(c, comm, in.p, out.p), "MPI collective"); };
-    Status s = time_loop(o, once, barrier, max, &coll->us);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(time_loop(o, once, barrier, max, &coll->us));
     coll->ran = true;
     if (o.check) {
       fill_input(c, in.p);
       if (c.op != "broadcast") std::memset(out.p, 0, static_cast<size_t>(c.bytes()));
-      s = once();
-      if (!s.ok()) return s;
+      HVD_RETURN_IF_ERROR(once());
       const ReduceOp check_op = c.rop == ReduceOp::kAverage ? ReduceOp::kSum : c.rop;
       int64_t wrong = count_wrong(c, c.op == "broadcast" ? in.p : out.p, check_op);
       MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, comm);
@@ -109,8 +107,7 @@ Status MpiBaseline::measure(const Options& o, const Case& c, Measurement* coll, 
                                      comm, MPI_STATUS_IGNORE),
                         "MPI_Sendrecv");
     };
-    Status s = time_loop(o, once, barrier, max, &xchg->us);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(time_loop(o, once, barrier, max, &xchg->us));
     xchg->ran = true;
   }
   return Status::OK();

@@ -23,20 +23,17 @@ Status measure_nccl(const Options& o, const Case& c, RankRuntime& rr, Operands& 
   if (s.ok() && o.check) s = mem.clear_output();
   if (!s.ok()) return s;
   double sec = 0;
-  s = time_nccl_allreduce(rr.transport(), mem.in(), mem.out(), c.count, c.dt, c.rop, o.warmup_iters,
-                          o.iters, &sec);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(time_nccl_allreduce(rr.transport(), mem.in(), mem.out(), c.count, c.dt, c.rop,
+                                          o.warmup_iters, o.iters, &sec));
   m->us = sec * 1e6;
-  s = max_over_ranks(rr.runtime(), &m->us);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(max_over_ranks(rr.runtime(), &m->us));
   m->ran = true;
   if (o.check) {
     // Integer averages: NCCL has no ncclAvg for them; the direct call sums.
     const ReduceOp check_op =
         c.rop == ReduceOp::kAverage && !floating(c.dt) ? ReduceOp::kSum : c.rop;
     int64_t wrong = 0;
-    s = mem.count_wrong_at(c, mem.out(), static_cast<size_t>(c.bytes()), check_op, &wrong);
-    if (!s.ok()) return s;
+    HVD_RETURN_IF_ERROR(mem.count_wrong_at(c, mem.out(), static_cast<size_t>(c.bytes()), check_op, &wrong));
     s = sum_over_ranks(rr.runtime(), "hvdbench.nccl_wrong", &wrong);
     m->wrong = wrong;
   }

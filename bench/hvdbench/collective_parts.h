@@ -67,20 +67,13 @@ bool reduces(const std::string& op);
 // Times `once` (warm-up, barrier, n iterations); the slowest rank's mean in microseconds.
 template <typename Once, typename Barrier, typename Max>
 Status time_loop(const Options& o, Once once, Barrier barrier, Max max, double* us) {
-  for (int i = 0; i < o.warmup_iters; ++i) {
-    Status s = once();
-    if (!s.ok()) return s;
-  }
-  Status s = barrier();
-  if (!s.ok()) return s;
+  for (int i = 0; i < o.warmup_iters; ++i) HVD_RETURN_IF_ERROR(once());
+  HVD_RETURN_IF_ERROR(barrier());
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < o.iters; ++i) {
-    s = once();
-    if (!s.ok()) return s;
-  }
+  for (int i = 0; i < o.iters; ++i) HVD_RETURN_IF_ERROR(once());
   double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   t = t / o.iters * 1e6;
-  s = max(&t);
+  const Status s = max(&t);
   *us = t;
   return s;
 }

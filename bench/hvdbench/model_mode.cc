@@ -160,8 +160,7 @@ Status gather_samples(Runtime& rt, const replay::ReplayResult& mine, WorldSample
   row.push_back(mine.allreduce_time_s);
   Tensor t{row.data(), DataType::kFloat64, {1, static_cast<int64_t>(row.size())}};
   Handle h = rt.allgather_async("hvdbench.samples", t);
-  Status s = h->wait();
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(h->wait());
   const auto* all = static_cast<const double*>(h->output());
   const size_t ranks = h->output_bytes() / (row.size() * sizeof(double));
   out->samples.assign(ranks, {});
@@ -194,8 +193,7 @@ Status replay_on(RankRuntime& rr, const wl::StepPlan& plan, const Options& o, co
   ro.max_tuning_steps = rr.runtime().autotune_state().enabled ? 1000 : 0;
   ro.device = rr.device_kind();
   if (ro.device == DeviceKind::kGPU) ro.memory = &rr.device();
-  Status s = replay::replay_training(rr.runtime(), rr.platform(), plan, ro, mine);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(replay::replay_training(rr.runtime(), rr.platform(), plan, ro, mine));
   return gather_samples(rr.runtime(), *mine, world);
 }
 
@@ -204,11 +202,10 @@ Status run_baseline(const wl::ModelTrace& trace, const wl::StepPlan& plan, const
                     Config cfg, bool progress, report::RunRecord* rec) {
   cfg.timeline.clear();
   std::unique_ptr<RankRuntime> rr;
-  Status s = RankRuntime::start(WorldKind::kLocalSingle, cfg, 0, &rr, memory_kind(o));
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(RankRuntime::start(WorldKind::kLocalSingle, cfg, 0, &rr, memory_kind(o)));
   replay::ReplayResult mine;
   WorldSamples world;
-  s = replay_on(*rr, plan, o, "1-rank baseline", progress, &mine, &world);
+  const Status s = replay_on(*rr, plan, o, "1-rank baseline", progress, &mine, &world);
   Status d = rr->shutdown();
   if (!s.ok()) return s;
   if (!d.ok()) return d;

@@ -55,11 +55,10 @@ Status time_direct_nccl_allreduce(Transport& world, const DirectAllreduce& a, do
         "time_direct_nccl_allreduce: needs the transport of make_nccl_world, device buffers, "
         "count >= 1 and iters >= 1");
   ncclDataType_t type;
-  Status s = nccl::to_nccl_type(a.dtype, &type);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(nccl::to_nccl_type(a.dtype, &type));
   nccl::NcclReduction red;
-  s = nccl::to_nccl_reduction(a.op, a.dtype, world.size(), nccl::nccl_version(), &red);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(nccl::to_nccl_reduction(a.op, a.dtype, world.size(), nccl::nccl_version(), &red));
+  Status s;
   nccl::NcclComm* c = t->comm(&s);
   if (!c) return s;
   c->context().activate();

@@ -44,15 +44,13 @@ Status RankRuntime::start(WorldKind kind, const Config& config, double origin,
     }
   }
   // hvdbench owns the timeline so the replay's compute lane lands in the same file.
-  Status s;
   if (!config.timeline.empty()) {
-    r->timeline_ = TimelineWriter::open(timeline_rank_path(config.timeline, seams.transport->rank()), &s);
-    if (!s.ok()) return s;
+    HVD_ASSIGN_OR_RETURN(r->timeline_,
+                         TimelineWriter::open(timeline_rank_path(config.timeline, seams.transport->rank())));
   }
   r->origin_ = origin > 0 ? origin : seams.platform->now();
-  s = start_runtime(RuntimeOptions{seams.view(), config, r->timeline_.get(), nullptr, r->origin_},
-                    &r->runtime_);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(start_runtime(
+      RuntimeOptions{seams.view(), config, r->timeline_.get(), nullptr, r->origin_}, &r->runtime_));
   *out = std::move(r);
   return Status::OK();
 }

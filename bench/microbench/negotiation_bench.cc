@@ -11,15 +11,14 @@
 
 #include "hvd/local.h"
 #include "hvd/runtime.h"
+#include "hvd/seams.h"
 
 namespace {
 
 constexpr int kRanks = 2;
 
 struct Rank {
-  std::unique_ptr<hvd::Platform> platform = hvd::make_std_platform();
-  std::unique_ptr<hvd::Device> cpu = hvd::make_cpu_device();
-  std::unique_ptr<hvd::Transport> transport;
+  hvd::OwnedSeams seams;  // host seams over the LocalWorld transport (as run_local's ranks)
   std::unique_ptr<hvd::Runtime> rt;
   std::vector<float> values;
   std::vector<std::string> names;
@@ -45,12 +44,10 @@ void BM_NegotiationStep(benchmark::State& state) {
   hvd::LocalWorld world(kRanks);
   std::vector<Rank> ranks(kRanks);
   for (int r = 0; r < kRanks; ++r) {
-    ranks[r].transport = world.transport(r);
+    ranks[r].seams = hvd::host_seams(world.transport(r));
     ranks[r].values.assign(static_cast<size_t>(tensors), 1.0f);
     for (int i = 0; i < tensors; ++i) ranks[r].names.push_back("grad." + std::to_string(i));
-    ranks[r].rt = std::make_unique<hvd::Runtime>(hvd::RuntimeOptions{
-        ranks[r].platform.get(), ranks[r].transport.get(), ranks[r].cpu.get(), nullptr, cfg,
-        nullptr, nullptr, 0});
+    ranks[r].rt = std::make_unique<hvd::Runtime>(hvd::RuntimeOptions{ranks[r].seams.view(), cfg});
   }
   // start() and every step are collective: the peer rank mirrors this thread step by step.
   const int64_t iters = state.max_iterations;

@@ -169,10 +169,7 @@ Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan
   Gradients g = make_gradients(plan, o);
   // Device gradients are ready (zeroed) before the first one is enqueued.
   if (g.memory) g.memory->synchronize();
-  if (g.memory) {
-    Status st = g.memory->last_error();
-    if (!st.ok()) return st;
-  }
+  if (g.memory) HVD_RETURN_IF_ERROR(g.memory->last_error());
   *out = ReplayResult{};
   for (const auto& t : plan.tensors) out->allreduce_bytes += o.ensemble ? 0 : t.bytes;
   out->allreduce_calls = o.ensemble ? 0 : static_cast<int64_t>(plan.tensors.size());
@@ -182,8 +179,7 @@ Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan
   for (int step = 0; step < warmup + o.steps; ++step) {
     if (step == warmup) exec_start = rt.stats().execution_s;
     StepSample s;
-    Status st = run_step(rt, p, plan, g, o, &s);
-    if (!st.ok()) return st;
+    HVD_RETURN_IF_ERROR(run_step(rt, p, plan, g, o, &s));
     if (step >= warmup) out->steps.push_back(s);
     if (o.on_step) o.on_step(step, s);
     // While the autotuner works, the step is one more warm-up step. Every rank decides
@@ -201,8 +197,7 @@ Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan
   if (o.ensemble && !g.tensors.empty()) {
     // Ensemble training: each rank trained its own model; share the results once.
     Tensor first = g.tensors[0];
-    Status st = rt.broadcast("ensemble.result", first, 0);
-    if (!st.ok()) return st;
+    HVD_RETURN_IF_ERROR(rt.broadcast("ensemble.result", first, 0));
   }
   summarise(plan, out);
   return Status::OK();

@@ -55,8 +55,7 @@ Status write_csv(const std::string& path, const std::vector<RunRecord>& runs) {
 
 Status write_report(const std::string& path, const std::string& tool, const std::string& source,
                     const std::vector<RunRecord>& runs, const std::vector<Reference>& reference) {
-  Status s = write_json(path, tool, source, runs, reference);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(write_json(path, tool, source, runs, reference));
   const size_t dot = path.rfind('.');
   const size_t slash = path.rfind('/');
   std::string csv = (dot == std::string::npos || (slash != std::string::npos && dot < slash))

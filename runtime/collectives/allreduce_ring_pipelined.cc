@@ -137,8 +137,7 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
   auto send_ready = [&](int64_t arrived_units) -> Status {
     for (; next_send < std::min(units, arrived_units + lag); ++next_send) {
       while (sends.size() >= max_sends) {
-        Status st = sends.front()->wait(c.deadline);
-        if (!st.ok()) return st;
+        HVD_RETURN_IF_ERROR(sends.front()->wait(c.deadline));
         sends.pop_front();
       }
       if (m == 1) {
@@ -158,16 +157,12 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
   // every rank would wait on a neighbour that has not posted its receive yet.
   if (lockstep)
     while (next_recv < units && next_recv < window) post_recv();
-  Status st = send_ready(0);
-  if (!st.ok()) return st;
+  HVD_RETURN_IF_ERROR(send_ready(0));
   while (next_recv < units && next_recv < window) post_recv();
   while (!recvs.empty()) {
     Pending cur = std::move(recvs.front());
     recvs.pop_front();
-    if (cur.req) {
-      st = cur.req->wait(c.deadline);
-      if (!st.ok()) return st;
-    }
+    if (cur.req) HVD_RETURN_IF_ERROR(cur.req->wait(c.deadline));
     const int64_t last = std::min(total, cur.unit * m + m);
     // Reduce-scatter messages: fold what arrived into our copy of the chunk.
     if (m == 1) {
@@ -181,12 +176,11 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
       if (elems) c.dev.reduce(buf, nullptr, elems, dt, op);  // timing only: no bytes
     }
     if (next_recv < units) post_recv();  // its slot is free again
-    st = send_ready(cur.unit + 1);
-    if (!st.ok()) return st;
+    HVD_RETURN_IF_ERROR(send_ready(cur.unit + 1));
   }
   Status first;
   for (auto& r : sends) {
-    st = r->wait(c.deadline);
+    const Status st = r->wait(c.deadline);
     if (!st.ok() && first.ok()) first = st;
   }
   return first;

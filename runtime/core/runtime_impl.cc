@@ -87,9 +87,7 @@ Status RuntimeImpl::start() {
   if (opts_.time_origin == 0) opts_.time_origin = origin;
   timeline_ = opts_.timeline;
   if (!timeline_ && !opts_.config.timeline.empty()) {
-    Status s;
-    own_timeline_ = TimelineWriter::open(timeline_rank_path(opts_.config.timeline, t.rank()), &s);
-    if (!s.ok()) return s;
+    HVD_ASSIGN_OR_RETURN(own_timeline_, TimelineWriter::open(timeline_rank_path(opts_.config.timeline, t.rank())));
     timeline_ = own_timeline_.get();
   }
   if (timeline_) timeline_->declare_rank(t.rank(), "rank " + std::to_string(t.rank()));

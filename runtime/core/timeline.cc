@@ -49,21 +49,15 @@ std::string json_escape(std::string_view s) {
   return out;
 }
 
-std::unique_ptr<TimelineWriter> TimelineWriter::open(const std::string& path, Status* status) {
+StatusOr<std::unique_ptr<TimelineWriter>> TimelineWriter::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *status = Status::InvalidArgument("cannot open timeline file '" + path +
-                                      "': " + std::strerror(errno));
-    return nullptr;
-  }
+  if (fd < 0)
+    return Status::InvalidArgument("cannot open timeline file '" + path + "': " + std::strerror(errno));
   auto w = std::unique_ptr<TimelineWriter>(new TimelineWriter(fd, path));
   const std::string head = std::string("[") + kTail;
-  if (::pwrite(fd, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) {
-    *status = Status::InvalidArgument("cannot write timeline file '" + path + "'");
-    return nullptr;
-  }
+  if (::pwrite(fd, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size()))
+    return Status::InvalidArgument("cannot write timeline file '" + path + "'");
   w->file_end_ = 1;
-  *status = Status::OK();
   return w;
 }
 

@@ -11,7 +11,7 @@ namespace hvd::sim {
 Status simulate_allreduce_sweep(const ScenarioPoint& pt, int np, const std::vector<int64_t>& sizes,
                                 int warmup, int iters, std::vector<CollectivePoint>* out) {
   std::string result;
-  Status s = run_isolated(
+  HVD_RETURN_IF_ERROR(run_isolated(
       [&](std::string* res) {
         WorldOptions wo;
         wo.cluster = pt.cluster;
@@ -22,7 +22,7 @@ Status simulate_allreduce_sweep(const ScenarioPoint& pt, int np, const std::vect
         wo.config.timeline.clear();
         std::vector<double> worst(sizes.size(), 0.0);
         std::vector<Status> st(static_cast<size_t>(np));
-        Status sim = simulate(wo, [&](Runtime& rt, RankSeams& seams) {
+        HVD_RETURN_IF_ERROR(simulate(wo, [&](Runtime& rt, RankSeams& seams) {
           for (size_t i = 0; i < sizes.size() && st[static_cast<size_t>(seams.rank)].ok(); ++i) {
             const int64_t count = std::max<int64_t>(1, sizes[i] / 4);
             const size_t bytes = static_cast<size_t>(count) * 4;
@@ -42,8 +42,7 @@ Status simulate_allreduce_sweep(const ScenarioPoint& pt, int np, const std::vect
             seams.gpu->release(in);
             seams.gpu->release(outp);
           }
-        });
-        if (!sim.ok()) return sim;
+        }));
         for (const Status& x : st)
           if (!x.ok()) return x;
         std::ostringstream os;
@@ -52,8 +51,7 @@ Status simulate_allreduce_sweep(const ScenarioPoint& pt, int np, const std::vect
         *res = os.str();
         return Status::OK();
       },
-      &result);
-  if (!s.ok()) return s;
+      &result));
   std::istringstream is(result);
   out->clear();
   for (int64_t b : sizes) {

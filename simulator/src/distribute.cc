@@ -353,8 +353,7 @@ Status Spread::run(const Scenario& sc, const RunOptions& opts, std::vector<repor
   // Did every rank get through its set-up (options, scenario) and into MPI as launched?
   // A rank that did not is in finish(), meeting the others here.
   HVD_RETURN_IF_ERROR(agree(init_mpi()));
-  s = gather(mine, results_, s, failed, &results_);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(gather(mine, results_, s, failed, &results_));
   if (is_root() && !sharded()) sweep_records(jobs_, results_, records);
   return Status::OK();
 }

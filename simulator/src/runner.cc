@@ -154,9 +154,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   if (!wo.config.autotune_log.empty()) wo.config.autotune_log = autotune_log_name(wo.config.autotune_log, model, np, files);
   std::unique_ptr<TimelineWriter> tl;
   if (!opts.timeline_dir.empty()) {
-    Status s;
-    tl = TimelineWriter::open(opts.timeline_dir + "/" + timeline_name(model, np, files), &s);
-    if (!s.ok()) return s;
+    HVD_ASSIGN_OR_RETURN(tl, TimelineWriter::open(opts.timeline_dir + "/" + timeline_name(model, np, files)));
     wo.timeline = tl.get();
   }
   replay::ReplayOptions ro;
@@ -172,7 +170,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   std::vector<replay::ReplayResult> results(static_cast<size_t>(np));
   std::vector<Status> statuses(static_cast<size_t>(np));
   WorldInfo info;
-  Status s = simulate(
+  HVD_RETURN_IF_ERROR(simulate(
       wo,
       [&](Runtime& rt, RankSeams& seams) {
         // Phantom gradients get addresses from the rank's simulated device, so the cache
@@ -184,8 +182,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
             replay::replay_training(rt, *seams.platform, *plan, mine, &results[static_cast<size_t>(seams.rank)]);
         if (seams.rank == 0) tuned = rt.autotune_state();
       },
-      &info);
-  if (!s.ok()) return s;
+      &info));
   for (const Status& st : statuses)
     if (!st.ok()) return st;
   if (tl) tl->flush();
@@ -352,8 +349,7 @@ Status run_scenario(const Scenario& sc, const RunOptions& opts, std::vector<repo
   std::vector<size_t> all(keys.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   std::vector<std::string> results;
-  Status s = run_sweep_jobs(sc, opts, keys, all, &results);
-  if (!s.ok()) return s;
+  HVD_RETURN_IF_ERROR(run_sweep_jobs(sc, opts, keys, all, &results));
   sweep_records(keys, results, records, outcomes);
   return Status::OK();
 }

@@ -154,7 +154,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
 Status simulate(const WorldOptions& o, const std::function<void(Runtime&, RankSeams&)>& body,
                 WorldInfo* info) {
   std::vector<Status> results(static_cast<size_t>(std::max(0, o.np)));
-  Status s = simulate_ranks(
+  HVD_RETURN_IF_ERROR(simulate_ranks(
       o,
       [&](RankSeams& seams) {
         // Timeline ts 0 = simulated time 0 (0 itself would mean "agree on rank 0's clock").
@@ -162,8 +162,7 @@ Status simulate(const WorldOptions& o, const std::function<void(Runtime&, RankSe
                                 std::numeric_limits<double>::denorm_min()};
         results[static_cast<size_t>(seams.rank)] = run_rank(ro, [&](Runtime& rt) { body(rt, seams); });
       },
-      info);
-  if (!s.ok()) return s;
+      info));
   if (info) info->actors = 2LL * o.np;
   for (auto& r : results)
     if (!r.ok()) return r;

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <thread>
 
 #include "hvd/local.h"
 #include "hvd/runtime.h"
+#include "test_util.h"
 
 namespace hvd {
 namespace {
@@ -42,30 +42,24 @@ class FakeGpuDevice final : public Device {
   std::unique_ptr<Device> cpu_ = make_cpu_device();
 };
 
-// Starts `size` runtimes over one LocalWorld (each with a CPU and a fake GPU device),
-// runs body(rank, runtime, gpu) on each rank's thread, shuts down.
+// Knobs of these tests: the defaults with a short cycle.
+Config short_cycle() {
+  Config c;
+  c.cycle_time_ms = 0.2;
+  return c;
+}
+
+// run_local with a fake GPU device added to each rank's host seams: runs
+// body(rank, runtime, gpu) on each rank's thread; start and shutdown must succeed.
 void run_with_fake_gpu(int size, const std::function<void(int, Runtime&, FakeGpuDevice&)>& body) {
-  LocalWorld world(size);
-  std::vector<std::thread> th;
-  for (int r = 0; r < size; ++r) {
-    th.emplace_back([&, r, t = world.transport(r)]() mutable {
-      auto platform = make_std_platform();
-      auto cpu = make_cpu_device();
-      FakeGpuDevice gpu;
-      RuntimeOptions o;
-      o.platform = platform.get();
-      o.transport = t.get();
-      o.cpu = cpu.get();
-      o.gpu = &gpu;
-      o.config.cycle_time_ms = 0.2;
-      Runtime rt(o);
-      Status s = rt.start();
-      ASSERT_TRUE(s.ok()) << s.to_string();
-      body(r, rt, gpu);
-      EXPECT_TRUE(rt.shutdown().ok());
-    });
-  }
-  for (auto& t : th) t.join();
+  test::on_local_ranks(size, [&](OwnedSeams& seams) {
+    FakeGpuDevice gpu;
+    Seams with_gpu = seams.view();
+    with_gpu.gpu = &gpu;
+    const int r = seams.transport->rank();
+    const Status s = run_rank(RuntimeOptions{with_gpu, short_cycle()}, [&](Runtime& rt) { body(r, rt, gpu); });
+    EXPECT_TRUE(s.ok()) << s.to_string();
+  });
 }
 
 TEST(DeviceMismatch, HostOnOneRankDeviceOnAnotherFailsEveryRank) {
@@ -132,24 +126,18 @@ TEST(DeviceMismatch, FusedGpuTensorsUseTheGpuDevice) {
 }
 
 TEST(DeviceMismatch, GpuTensorWithoutAGpuDeviceIsRejectedLocally) {
-  std::vector<Status> res(1);
-  LocalWorld world(1);
-  auto t = world.transport(0);
-  auto platform = make_std_platform();
-  auto cpu = make_cpu_device();
-  RuntimeOptions o;
-  o.platform = platform.get();
-  o.transport = t.get();
-  o.cpu = cpu.get();
-  o.config.cycle_time_ms = 0.2;
-  Runtime rt(o);
-  ASSERT_TRUE(rt.start().ok());
-  std::vector<float> in(4, 1.0f), out(4);
-  const Status s = rt.allreduce("x", Tensor{in.data(), DataType::kFloat32, {4}, DeviceKind::kGPU},
-                                Tensor{out.data(), DataType::kFloat32, {4}, DeviceKind::kGPU});
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
-  EXPECT_NE(s.message().find("no GPU device"), std::string::npos) << s.message();
-  EXPECT_TRUE(rt.shutdown().ok());
+  const OwnedSeams seams = host_seams(make_single_rank_transport());  // no GPU device
+  bool ran = false;
+  const Status st = run_rank(RuntimeOptions{seams.view(), short_cycle()}, [&](Runtime& rt) {
+    ran = true;
+    std::vector<float> in(4, 1.0f), out(4);
+    const Status s = rt.allreduce("x", Tensor{in.data(), DataType::kFloat32, {4}, DeviceKind::kGPU},
+                                  Tensor{out.data(), DataType::kFloat32, {4}, DeviceKind::kGPU});
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find("no GPU device"), std::string::npos) << s.message();
+  });
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  EXPECT_TRUE(ran);
 }
 
 }  // namespace

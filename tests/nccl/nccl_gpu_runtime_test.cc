@@ -16,19 +16,16 @@ class RuntimeOnGpu : public GpuTest {
     if (IsSkipped() || HasFatalFailure()) return;
     platform_ = make_std_platform();
     cpu_ = make_cpu_device();
-    RuntimeOptions o;
-    o.platform = platform_.get();
-    o.transport = nccl_.get();
-    o.cpu = cpu_.get();
-    o.gpu = gpu_.get();
-    o.config.cycle_time_ms = 0.2;
-    o.config.allreduce_algorithm = "native";
-    o.config.allgather_algorithm = "native";
-    o.config.broadcast_algorithm = "native";
-    o.config.alltoall_algorithm = "native";
-    o.config.reducescatter_algorithm = "native";
-    rt_ = std::make_unique<Runtime>(o);
-    const Status s = rt_->start();
+    Config cfg;
+    cfg.cycle_time_ms = 0.2;
+    cfg.allreduce_algorithm = "native";
+    cfg.allgather_algorithm = "native";
+    cfg.broadcast_algorithm = "native";
+    cfg.alltoall_algorithm = "native";
+    cfg.reducescatter_algorithm = "native";
+    // The fixture owns the NCCL world and the GPU device; the rank's seams borrow them.
+    const Status s =
+        start_runtime(RuntimeOptions{{platform_.get(), nccl_.get(), cpu_.get(), gpu_.get()}, cfg}, &rt_);
     ASSERT_TRUE(s.ok()) << s.to_string();
   }
   void TearDown() override {

@@ -5,7 +5,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "collectives/half.h"
+#include "backends/local/half.h"
 #include "backends/local/reduce_kernels.h"
 
 namespace hvd {

@@ -200,28 +200,22 @@ TEST(StallInspector, WarnsNamingMissingRanksThenCancels) {
   std::ostringstream log;
   std::mutex mu;
   std::vector<Status> results(3);
-  // A run_local variant with a captured log stream.
-  LocalWorld world(3);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 3; ++r) {
-    threads.emplace_back([&, r] {
-      auto p = make_std_platform();
-      auto cpu = make_cpu_device();
-      auto t = world.transport(r);
-      std::ostringstream mine;
-      RuntimeOptions o{p.get(), t.get(), cpu.get(), nullptr, cfg, nullptr, &mine, 0};
-      Runtime rt(o);
-      ASSERT_TRUE(rt.start().ok());
+  std::vector<int> ran(3, 0);
+  // run_local with a captured log stream per rank.
+  test::on_local_ranks(3, [&](OwnedSeams& seams) {
+    const int r = seams.transport->rank();
+    std::ostringstream mine;
+    (void)run_rank(RuntimeOptions{seams.view(), cfg, nullptr, &mine}, [&](Runtime& rt) {
+      ran[static_cast<size_t>(r)] = 1;
       std::vector<float> v(4, 1.0f);
       Tensor tv{v.data(), DataType::kFloat32, {4}};
       if (r != 2) results[static_cast<size_t>(r)] = rt.allreduce("lonely", tv, tv);
-      else p->sleep_for(1.2);  // rank 2 never submits "lonely"
-      (void)rt.shutdown();
-      std::lock_guard<std::mutex> lk(mu);
-      log << mine.str();
+      else seams.platform->sleep_for(1.2);  // rank 2 never submits "lonely"
     });
-  }
-  for (auto& th : threads) th.join();
+    std::lock_guard<std::mutex> lk(mu);
+    log << mine.str();
+  });
+  EXPECT_EQ(ran, std::vector<int>(3, 1)) << "a runtime did not start";
   EXPECT_NE(log.str().find("Missing ranks: 2: [lonely]"), std::string::npos) << log.str();
   for (int r : {0, 1}) {
     EXPECT_EQ(results[static_cast<size_t>(r)].code(), StatusCode::kTimeout);
@@ -234,23 +228,15 @@ TEST(StallInspector, DeadRankDoesNotHangOthersPastShutdownTime) {
   Config cfg = test::fast_config();
   cfg.stall_check_time_s = 0.1;
   cfg.stall_shutdown_time_s = 0.5;
-  LocalWorld world(3);
   std::vector<Status> results(3);
-  std::vector<std::thread> threads;
   auto t0 = std::chrono::steady_clock::now();
-  for (int r = 0; r < 2; ++r) {  // rank 2 "dies": it never starts its runtime
-    threads.emplace_back([&, r] {
-      auto p = make_std_platform();
-      auto cpu = make_cpu_device();
-      auto t = world.transport(r);
-      std::ostringstream quiet;
-      RuntimeOptions o{p.get(), t.get(), cpu.get(), nullptr, cfg, nullptr, &quiet, 0};
-      Runtime rt(o);
-      results[static_cast<size_t>(r)] = rt.start();
-    });
-  }
-  auto t2 = world.transport(2);  // keep its transport alive, silent
-  for (auto& th : threads) th.join();
+  // Rank 2 "dies": it never starts its runtime (its transport is kept alive, silent).
+  test::on_local_ranks(3, [&](OwnedSeams& seams) {
+    std::ostringstream quiet;
+    std::unique_ptr<Runtime> rt;
+    results[static_cast<size_t>(seams.transport->rank())] =
+        start_runtime(RuntimeOptions{seams.view(), cfg, nullptr, &quiet}, &rt);
+  }, /*running=*/2);
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_LT(waited, 3.0);
   for (int r : {0, 1}) EXPECT_EQ(results[static_cast<size_t>(r)].code(), StatusCode::kTimeout)
@@ -294,9 +280,9 @@ TEST(Timeline, EveryRankRecordedAndFileParses) {
 
 TEST(Timeline, FileIsValidJsonAfterEveryFlush) {
   const std::string path = (std::filesystem::temp_directory_path() / "hvd_timeline_valid.json").string();
-  Status st;
-  auto w = TimelineWriter::open(path, &st);
-  ASSERT_TRUE(st.ok());
+  StatusOr<std::unique_ptr<TimelineWriter>> opened = TimelineWriter::open(path);
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  std::unique_ptr<TimelineWriter> w = std::move(*opened);
   auto parse_count = [&] {
     std::ifstream f(path);
     return nlohmann::json::parse(f).size();
@@ -312,6 +298,21 @@ TEST(Timeline, FileIsValidJsonAfterEveryFlush) {
   std::filesystem::remove(path);
 }
 
+TEST(Timeline, OpenInAMissingDirectoryNamesThePath) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "hvd_no_such_dir" / "timeline.json").string();
+  StatusOr<std::unique_ptr<TimelineWriter>> opened = TimelineWriter::open(path);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(opened.status().message().find("cannot open timeline file '" + path + "'"), std::string::npos)
+      << opened.status().message();
+  // Through a runtime: run_local refuses to start and says why.
+  Config cfg = test::fast_config();
+  cfg.timeline = path;
+  const Status s = run_local(2, cfg, [](Runtime&) { ADD_FAILURE() << "ran without its timeline"; });
+  EXPECT_NE(s.message().find("cannot open timeline file"), std::string::npos) << s.to_string();
+}
+
 TEST(Shutdown, PendingOperationFailsWhenAnotherRankShutsDown) {
   Status s = run_local(2, test::fast_config(), [](Runtime& rt) {
     if (rt.rank() == 0) return;  // rank 0 shuts down at once
@@ -325,22 +326,14 @@ TEST(Shutdown, PendingOperationFailsWhenAnotherRankShutsDown) {
 }
 
 TEST(Start, RanksWithDifferentKnobsAllFailClearly) {
-  LocalWorld world(2);
   std::vector<Status> results(2);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 2; ++r) {
-    threads.emplace_back([&, r] {
-      auto p = make_std_platform();
-      auto cpu = make_cpu_device();
-      auto t = world.transport(r);
-      Config cfg = test::fast_config();
-      if (r == 1) cfg.fusion_threshold = 1 << 20;
-      RuntimeOptions o{p.get(), t.get(), cpu.get(), nullptr, cfg, nullptr, nullptr, 0};
-      Runtime rt(o);
-      results[static_cast<size_t>(r)] = rt.start();
-    });
-  }
-  for (auto& th : threads) th.join();
+  test::on_local_ranks(2, [&](OwnedSeams& seams) {
+    const int r = seams.transport->rank();
+    Config cfg = test::fast_config();
+    if (r == 1) cfg.fusion_threshold = 1 << 20;
+    std::unique_ptr<Runtime> rt;
+    results[static_cast<size_t>(r)] = start_runtime(RuntimeOptions{seams.view(), cfg}, &rt);
+  });
   for (const Status& st : results) {
     EXPECT_EQ(st.code(), StatusCode::kMismatch);
     EXPECT_NE(st.message().find("fusion_threshold=1048576"), std::string::npos) << st.message();

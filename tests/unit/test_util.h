@@ -1,17 +1,42 @@
-// Helpers for multi-rank tests over the in-process backend: typed test data and a serial
-// reference that shares no code with the runtime.
+// Helpers for multi-rank tests over the in-process backend: typed test data, a serial
+// reference that shares no code with the runtime, and ranks on threads for tests that
+// build each rank's runtime themselves.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <thread>
 #include <vector>
 
-#include "collectives/half.h"
+#include "backends/local/half.h"
 #include "hvd/config.h"
+#include "hvd/local.h"
+#include "hvd/seams.h"
 #include "hvd/types.h"
 
 namespace hvd::test {
+
+/// An in-process world of `size` ranks, one thread per rank running body(seams) with the
+/// rank's host seams (what run_local gives a rank; the rank is seams.transport->rank()),
+/// for tests that build the runtime themselves with run_rank or start_runtime: a log
+/// stream or knobs of their own per rank, a fake GPU, a runtime that is only started.
+/// Ranks `running` and up get their transport (held, silent, until every thread is done)
+/// but no thread: ranks that died before starting. Returns when every thread has.
+inline void on_local_ranks(int size, const std::function<void(OwnedSeams&)>& body, int running = -1) {
+  LocalWorld world(size);
+  if (running < 0 || running > size) running = size;
+  std::vector<std::unique_ptr<Transport>> dead;
+  for (int r = running; r < size; ++r) dead.push_back(world.transport(r));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < running; ++r)
+    threads.emplace_back([&, r] {
+      OwnedSeams seams = host_seams(world.transport(r));
+      body(seams);
+    });
+  for (auto& t : threads) t.join();
+}
 
 /// Knobs for fast tests: short cycles, small segments so pipelining paths run.
 inline Config fast_config() {

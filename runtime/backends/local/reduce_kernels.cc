@@ -5,7 +5,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "collectives/half.h"
+#include "backends/local/half.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>

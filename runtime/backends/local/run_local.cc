@@ -16,9 +16,7 @@ Status run_local(int size, const Config& config, const std::function<void(Runtim
   std::vector<std::thread> threads;
   std::unique_ptr<TimelineWriter> own;
   if (!timeline && !config.timeline.empty()) {
-    Status s;
-    own = TimelineWriter::open(config.timeline, &s);
-    if (!s.ok()) return s;
+    HVD_ASSIGN_OR_RETURN(own, TimelineWriter::open(config.timeline));
     timeline = own.get();
   }
   for (int r = 0; r < size; ++r) {

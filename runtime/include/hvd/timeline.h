@@ -20,8 +20,8 @@ enum TimelineLane : int { kLaneCycle = 0, kLaneNegotiation = 1, kLaneCollective 
 /// Appends trace events to one JSON file.
 class TimelineWriter {
  public:
-  /// Creates/truncates `path`; on failure returns null and sets *status.
-  static std::unique_ptr<TimelineWriter> open(const std::string& path, Status* status);
+  /// Creates/truncates `path`, or says why it cannot.
+  static StatusOr<std::unique_ptr<TimelineWriter>> open(const std::string& path);
   ~TimelineWriter();
   TimelineWriter(const TimelineWriter&) = delete;
   TimelineWriter& operator=(const TimelineWriter&) = delete;
