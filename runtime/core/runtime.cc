@@ -30,9 +30,7 @@ OpRequest request(OpType op, const std::string& name, const Tensor& in, int proc
   q.process_set = process_set;
   return q;
 }
-}  // namespace
 
-namespace {
 OpRequest allreduce_request(const std::string& name, const Tensor& in, const Tensor& out, ReduceOp op,
                             double prescale, double postscale, int process_set) {
   OpRequest q = request(OpType::kAllreduce, name, in, process_set);
