@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -40,6 +41,7 @@ Gradients make_gradients(const workloads::StepPlan& plan, const ReplayOptions& o
   Gradients g;
   g.memory = o.phantom ? nullptr : o.memory;
   if (!o.phantom && !g.memory) g.bufs.resize(plan.tensors.size());  // host storage only
+  g.tensors.reserve(plan.tensors.size());
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
     const auto& t = plan.tensors[i];
     Tensor x;
@@ -83,18 +85,58 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
   const double t0 = p.now();
   const StepTiming* own = o.timing;
   clock.compute("FORWARD", own ? own->fwd_s : plan.fwd_s);
-  std::vector<Handle> handles;
+  const size_t n = plan.tensors.size();
+  std::vector<Handle> handles(o.ensemble ? 0 : n);
   // Backward runs to absolute deadlines (start + ready time): every sleep overshoots a
   // little, and with one sleep per layer the overshoots would otherwise add up.
   const double bwd_start = p.now();
-  for (size_t i = 0; i < plan.tensors.size(); ++i) {
-    const double left = bwd_start + (own ? own->ready_s[i] : plan.tensors[i].ready_s) - p.now();
+  auto ready_at = [&](size_t i) { return bwd_start + (own ? own->ready_s[i] : plan.tensors[i].ready_s); };
+  auto submit = [&](size_t i, double at) {
+    OpRequest q;
+    q.op = OpType::kAllreduce;
+    q.name = plan.tensors[i].name;
+    q.input = q.output = g.tensors[i];
+    q.ready_at = at;
+    handles[i] = rt.enqueue(std::move(q));
+  };
+  if (!o.ensemble && rt.paced_cycles()) {
+    // Paced cycles see the submitted gradients only when a cycle starts: the loop submits,
+    // at each cycle start, those ready by then (Runtime::set_cycle_hook), and this thread
+    // sleeps through the backward pass once instead of waking for every layer (a wake-up
+    // per layer and rank was a third of a simulation's events at thousands of ranks). The
+    // loop sees the same requests at the same times, with the same ready times.
+    size_t next = 0;
+    auto submit_due = [&](double upto) {
+      while (next < n && ready_at(next) <= upto) {
+        const size_t i = next++;
+        submit(i, ready_at(i));
+      }
+    };
+    rt.set_cycle_hook(submit_due);
+    const double end = bwd_start + (own ? own->bwd_s : plan.bwd_s);
+    if (end > p.now()) p.compute(end - p.now());
+    rt.set_cycle_hook(nullptr);
+    submit_due(std::numeric_limits<double>::infinity());  // ready, not yet seen by a cycle
+    if (o.timeline) {  // the backward segments the per-layer sleeps would have drawn
+      double t = bwd_start;
+      auto segment = [&](double until) {
+        if (until <= t) return;
+        o.timeline->complete(rt.rank(), kLaneCompute, "BACKWARD", "compute", (t - o.time_origin) * 1e6,
+                             (until - t) * 1e6);
+        t = until;
+      };
+      for (size_t i = 0; i < n; ++i) segment(ready_at(i));
+      segment(end);
+    }
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      const double left = ready_at(i) - p.now();
+      if (left > 0) clock.compute("BACKWARD", left);
+      if (!o.ensemble) submit(i, -1);
+    }
+    const double left = bwd_start + (own ? own->bwd_s : plan.bwd_s) - p.now();
     if (left > 0) clock.compute("BACKWARD", left);
-    if (!o.ensemble)
-      handles.push_back(rt.allreduce_async(plan.tensors[i].name, g.tensors[i], g.tensors[i]));
   }
-  const double left = bwd_start + (own ? own->bwd_s : plan.bwd_s) - p.now();
-  if (left > 0) clock.compute("BACKWARD", left);
   const double compute_end = p.now();
   const double exec_before = rt.stats().execution_s;
   Status first;

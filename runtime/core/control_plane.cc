@@ -53,21 +53,21 @@ Status ControlPlane::wait(Request& req, int peer, const char* what) {
 // negotiation messages cost one latency, not two.
 constexpr size_t kBlobHead = 1024;
 
-Status ControlPlane::send_blob(int peer, const std::vector<uint8_t>& data) {
+Status ControlPlane::send_blob(int peer, const uint8_t* data, size_t size) {
   std::array<uint8_t, kBlobHead> head{};
-  const int64_t n = static_cast<int64_t>(data.size());
-  const size_t inline_bytes = std::min(data.size(), kBlobHead - sizeof n);
+  const int64_t n = static_cast<int64_t>(size);
+  const size_t inline_bytes = std::min(size, kBlobHead - sizeof n);
   std::memcpy(head.data(), &n, sizeof n);
-  if (inline_bytes) std::memcpy(head.data() + sizeof n, data.data(), inline_bytes);
+  if (inline_bytes) std::memcpy(head.data() + sizeof n, data, inline_bytes);
   auto r1 = t_.isend(peer, head.data(), head.size(), kTagControl);
   std::unique_ptr<Request> r2;
-  if (data.size() > inline_bytes)
-    r2 = t_.isend(peer, data.data() + inline_bytes, data.size() - inline_bytes, kTagControl);
+  if (size > inline_bytes) r2 = t_.isend(peer, data + inline_bytes, size - inline_bytes, kTagControl);
   HVD_RETURN_IF_ERROR(wait(*r1, peer, "negotiation"));
   return r2 ? wait(*r2, peer, "negotiation") : Status::OK();
 }
 
-Status ControlPlane::recv_blob(int peer, std::vector<uint8_t>* out) {
+template <class Buffer>
+Status ControlPlane::recv_blob(int peer, Buffer* out) {
   std::array<uint8_t, kBlobHead> head;
   auto r1 = t_.irecv(peer, head.data(), head.size(), kTagControl);
   HVD_RETURN_IF_ERROR(wait(*r1, peer, "negotiation"));
@@ -85,20 +85,30 @@ Status ControlPlane::recv_blob(int peer, std::vector<uint8_t>* out) {
 
 // Blobs travel up the tree as concatenated (rank, length, bytes) records; each child's
 // records are received straight onto the end of ours.
-StatusOr<Gathered> ControlPlane::gather(const std::vector<uint8_t>& mine) {
-  std::vector<uint8_t> acc;
+// gather()'s buffer is kept between cycles up to this size: most ranks' subtrees of
+// requests fit, and reusing it saves the allocation, zeroing and page faults of growing a
+// fresh one every cycle; the few large ones (near the root) are given back once used, so
+// that idle ranks do not hold np log np bytes of old requests.
+constexpr size_t kKeepGatherBytes = 16 << 10;
+
+StatusOr<Gathered> ControlPlane::gather(std::vector<uint8_t> mine) {
+  if (acc_.capacity() > kKeepGatherBytes) ByteBuffer().swap(acc_);
+  ByteBuffer& acc = acc_;
   acc.resize(12 + mine.size());
   const int32_t me = t_.rank();
   const int64_t len = static_cast<int64_t>(mine.size());
   std::memcpy(acc.data(), &me, 4);
   std::memcpy(acc.data() + 4, &len, 8);
   if (!mine.empty()) std::memcpy(acc.data() + 12, mine.data(), mine.size());
+  std::vector<uint8_t>().swap(mine);  // copied: not held through the waits below
   for (int c : children()) {
     HVD_RETURN_IF_ERROR(recv_blob(c, &acc));
   }
   Gathered all;
   if (t_.rank() != 0) {
-    HVD_RETURN_IF_ERROR(send_blob(parent(), acc));
+    Status sent = send_blob(parent(), acc.data(), acc.size());
+    if (acc_.capacity() > kKeepGatherBytes) ByteBuffer().swap(acc_);
+    HVD_RETURN_IF_ERROR(sent);
     return all;
   }
   all.spans_.assign(static_cast<size_t>(t_.size()), {0, 0});
@@ -113,7 +123,7 @@ StatusOr<Gathered> ControlPlane::gather(const std::vector<uint8_t>& mine) {
     all.spans_[static_cast<size_t>(rank)] = {off + 12, static_cast<size_t>(n)};
     off += 12 + static_cast<size_t>(n);
   }
-  all.bytes_ = std::move(acc);
+  all.bytes_ = &acc_;
   return all;
 }
 
@@ -123,7 +133,7 @@ Status ControlPlane::bcast(std::vector<uint8_t>* data) {
     HVD_RETURN_IF_ERROR(recv_blob(parent(), data));
   }
   for (int c : children()) {
-    HVD_RETURN_IF_ERROR(send_blob(c, *data));
+    HVD_RETURN_IF_ERROR(send_blob(c, data->data(), data->size()));
   }
   return Status::OK();
 }

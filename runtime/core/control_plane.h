@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <utility>
 #include <vector>
 
 #include "core/logging.h"
@@ -13,20 +16,43 @@
 
 namespace hvd {
 
+/// An allocator whose resize() leaves new elements uninitialised (default-initialised):
+/// for buffers that are received into straight after they grow.
+template <class T>
+struct UninitAlloc : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitAlloc<U>;
+  };
+  UninitAlloc() = default;
+  template <class U>
+  UninitAlloc(const UninitAlloc<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+using ByteBuffer = std::vector<uint8_t, UninitAlloc<uint8_t>>;
+
 /// What gather() collects on rank 0: every rank's bytes in one buffer (as they arrived,
 /// not copied once more into a vector per rank: at thousands of ranks a busy cycle's
-/// requests are tens of MB).
+/// requests are tens of MB). It points into the ControlPlane's buffer: valid until the
+/// next gather() on the same ControlPlane.
 class Gathered {
  public:
   /// Ranks gathered (0 off rank 0).
   int ranks() const { return static_cast<int>(spans_.size()); }
   /// Rank r's bytes and their length.
-  const uint8_t* data(int r) const { return bytes_.data() + spans_[static_cast<size_t>(r)].first; }
+  const uint8_t* data(int r) const { return bytes_->data() + spans_[static_cast<size_t>(r)].first; }
   size_t length(int r) const { return spans_[static_cast<size_t>(r)].second; }
 
  private:
   friend class ControlPlane;
-  std::vector<uint8_t> bytes_;
+  const ByteBuffer* bytes_ = nullptr;
   std::vector<std::pair<size_t, size_t>> spans_;  // per rank: offset into bytes_, length
 };
 
@@ -36,7 +62,7 @@ class ControlPlane {
   /// `warn_s`: log after waiting this long for a peer; `shutdown_s` > 0: give up then.
   ControlPlane(Transport& t, Platform& p, const Logger& log, double warn_s, double shutdown_s);
   /// Collects every rank's bytes on rank 0; the others get an empty Gathered.
-  StatusOr<Gathered> gather(const std::vector<uint8_t>& mine);
+  StatusOr<Gathered> gather(std::vector<uint8_t> mine);
   /// Sends rank 0's `data` to every rank.
   Status bcast(std::vector<uint8_t>* data);
   /// Element-wise AND of `and_bits` and OR of `or_bits` over all ranks, result everywhere
@@ -46,8 +72,9 @@ class ControlPlane {
 
  private:
   /// Receives a blob and appends it to `out`.
-  Status recv_blob(int peer, std::vector<uint8_t>* out);
-  Status send_blob(int peer, const std::vector<uint8_t>& data);
+  template <class Buffer>
+  Status recv_blob(int peer, Buffer* out);
+  Status send_blob(int peer, const uint8_t* data, size_t size);
   Status wait(Request& req, int peer, const char* what);
   std::vector<int> children() const;
   int parent() const;
@@ -57,6 +84,9 @@ class ControlPlane {
   const Logger& log_;
   double warn_s_;
   double shutdown_s_;
+  /// gather()'s buffer, kept from one cycle to the next (a rank's subtree of requests:
+  /// growing it afresh every cycle costs page faults and zeroing at thousands of ranks).
+  ByteBuffer acc_;
 };
 
 }  // namespace hvd

@@ -47,6 +47,9 @@ Controller::Controller(Transport& t, Platform& p, const Config& cfg, const Logge
 StatusOr<NegotiationResult> Controller::negotiate(std::vector<TensorRequest> incoming,
                                                   bool want_shutdown) {
   classify(incoming);
+  // Moved out: free the shells now, not after the round's waits (at thousands of ranks
+  // every rank holds them at once).
+  std::vector<TensorRequest>().swap(incoming);
   NegotiationResult out;
   bool full = true;
   if (cache_on()) {
@@ -59,6 +62,7 @@ StatusOr<NegotiationResult> Controller::negotiate(std::vector<TensorRequest> inc
 // Sorts new requests into cache hits (announced by a bit) and the rest.
 void Controller::classify(std::vector<TensorRequest>& incoming) {
   const double now = p_.now();
+  if (!cache_on()) uncached_.reserve(uncached_.size() + incoming.size());
   for (TensorRequest& req : incoming) {
     if (req.op == OpType::kJoin) joined_here_ = true;
     int bit = -1;
@@ -115,9 +119,10 @@ StatusOr<bool> Controller::cache_round(bool want_shutdown, NegotiationResult* ou
 }
 
 Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
-  HVD_ASSIGN_OR_RETURN(const Gathered lists, cp_.gather(encode_requests(want_shutdown, uncached_)));
+  std::vector<uint8_t> mine = encode_requests(want_shutdown, uncached_);
   out->cache_misses += static_cast<int>(uncached_.size());
-  uncached_.clear();
+  std::vector<TensorRequest>().swap(uncached_);  // the encoded list carries them from here
+  HVD_ASSIGN_OR_RETURN(const Gathered lists, cp_.gather(std::move(mine)));
   std::vector<uint8_t> plan;
   if (t_.rank() == 0) {
     plan = coordinate(lists);

@@ -10,8 +10,6 @@
 
 namespace hvd {
 
-namespace {
-
 TensorRequest to_message(const OpRequest& q, int rank) {
   TensorRequest m;
   m.rank = rank;
@@ -24,8 +22,6 @@ TensorRequest to_message(const OpRequest& q, int rank) {
   m.ranks.assign(q.set_ranks.begin(), q.set_ranks.end());
   return m;
 }
-
-}  // namespace
 
 Handle RuntimeImpl::enqueue(OpRequest req) {
   if (!running_)
@@ -48,9 +44,10 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
         "a tensor named '" + req.name + "' is already pending on this rank; names must be unique "
         "until the operation completes"));
   auto h = std::make_shared<HandleImpl>(signal_);
-  ps.incoming.push_back(to_message(req, ps.t->rank()));
   const bool caller_runs = scheduler_->caller_will_drive_locked(req.caller_waits);
-  slot->second = TensorEntry{std::move(req), h, opts_.platform->now()};
+  const double at = req.ready_at >= 0 ? req.ready_at : opts_.platform->now();
+  slot->second = TensorEntry{std::move(req), h, at};
+  ps.incoming.push_back(&slot->second);
   lk.unlock();
   scheduler_->enqueued(caller_runs);
   return h;

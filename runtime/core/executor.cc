@@ -23,9 +23,12 @@ Status Executor::phase(std::string_view name, std::string_view cat,
 
 void Executor::take_entries() {
   std::unique_lock<Mutex> lk(env_.queue_mu);
+  entries_.reserve(r_.names.size());
   for (const std::string& n : r_.names) {
     auto it = ps_.table.find(n);
-    if (it == ps_.table.end()) {
+    // Not submitted here (a joined rank), or submitted but not announced yet (a stall
+    // error for a tensor this rank has only just submitted): nothing to take.
+    if (it == ps_.table.end() || !it->second.announced) {
       entries_.emplace_back();
       continue;
     }

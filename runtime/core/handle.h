@@ -37,38 +37,47 @@ class HandleImpl final : public OpHandle {
   explicit HandleImpl(std::shared_ptr<CompletionSignal> sig) : sig_(std::move(sig)) {}
   Status wait() override;
   bool poll() override;
-  const void* output() const override { return output_.data(); }
-  size_t output_bytes() const override { return output_bytes_; }
-  std::vector<int64_t> output_shape() const override { return output_shape_; }
-  std::vector<int64_t> received_splits() const override { return splits_; }
+  const void* output() const override { return out_ ? out_->buffer.data() : nullptr; }
+  size_t output_bytes() const override { return out_ ? out_->bytes : 0; }
+  std::vector<int64_t> output_shape() const override { return out_ ? out_->shape : std::vector<int64_t>{}; }
+  std::vector<int64_t> received_splits() const override { return out_ ? out_->splits : std::vector<int64_t>{}; }
   int last_joined_rank() const override { return last_joined_; }
   int64_t cycle() const override;
 
   /// Marks the operation finished with `s` in background cycle `cycle` and wakes waiters.
   void complete(Status s, int64_t cycle = -1);
   /// Runtime-side access to results.
-  DeviceBuffer& output_buffer() { return output_; }
+  DeviceBuffer& output_buffer() { return out().buffer; }
   void set_output(size_t bytes, std::vector<int64_t> shape) {
-    output_bytes_ = bytes;
-    output_shape_ = std::move(shape);
+    out().bytes = bytes;
+    out().shape = std::move(shape);
   }
-  void set_splits(std::vector<int64_t> s) { splits_ = std::move(s); }
+  void set_splits(std::vector<int64_t> s) { out().splits = std::move(s); }
   void set_last_joined(int r) { last_joined_ = r; }
   /// add_process_set: the new set's id.
   int process_set_id() const { return process_set_id_; }
   void set_process_set_id(int id) { process_set_id_ = id; }
 
  private:
+  /// Results of the operations that allocate their output (allgather, alltoall,
+  /// reducescatter): apart, so that the many allreduce handles of a step stay small.
+  struct Output {
+    DeviceBuffer buffer;
+    size_t bytes = 0;
+    std::vector<int64_t> shape;
+    std::vector<int64_t> splits;
+  };
+  Output& out() {
+    if (!out_) out_ = std::make_unique<Output>();
+    return *out_;
+  }
   std::shared_ptr<CompletionSignal> sig_;
-  bool done_ = false;
   Status status_;
-  DeviceBuffer output_;
-  size_t output_bytes_ = 0;
-  std::vector<int64_t> output_shape_;
-  std::vector<int64_t> splits_;
+  std::unique_ptr<Output> out_;
+  int64_t cycle_ = -1;
   int last_joined_ = -1;
   int process_set_id_ = -1;
-  int64_t cycle_ = -1;
+  bool done_ = false;
 };
 
 /// A handle that is already finished with `s` (used for calls rejected up front).

@@ -22,6 +22,7 @@ struct TensorEntry {
   OpRequest req;                       ///< what the caller asked for
   std::shared_ptr<HandleImpl> handle;  ///< where the outcome goes
   double enqueued_at = 0;              ///< platform time of enqueue
+  bool announced = false;              ///< taken from `incoming` into a negotiation
 };
 
 /// One process set as seen by a member rank.
@@ -32,7 +33,10 @@ struct ProcessSet {
   std::unique_ptr<Transport> local, cross;             ///< node / cross-node groups (hierarchical)
   std::unique_ptr<Controller> controller;              ///< negotiation state
   std::unordered_map<std::string, TensorEntry> table;  ///< pending tensors (guarded by queue mutex)
-  std::vector<TensorRequest> incoming;  ///< not yet announced (guarded by queue mutex)
+  /// Table entries not yet announced, in submission order (guarded by queue mutex). Their
+  /// requests are built when a cycle takes them: a pending tensor is held once, in the
+  /// table (unordered_map nodes do not move).
+  std::vector<TensorEntry*> incoming;
   DeviceBuffer fusion[2];               ///< fusion buffer per DeviceKind
   DeviceBuffer scratch[2];              ///< receive staging per DeviceKind
 };

@@ -19,6 +19,8 @@ Handle Runtime::enqueue(OpRequest req) { return impl_->enqueue(std::move(req)); 
 const Config& Runtime::config() const { return impl_->config(); }
 RuntimeStats Runtime::stats() const { return impl_->stats(); }
 AutotuneState Runtime::autotune_state() const { return impl_->autotune_state(); }
+bool Runtime::paced_cycles() const { return config().cycle_time_ms > 0 && !config().autotune; }
+void Runtime::set_cycle_hook(std::function<void(double)> hook) { impl_->set_cycle_hook(std::move(hook)); }
 
 namespace {
 // The fields every request shares; each call below adds its own.

@@ -139,8 +139,10 @@ bool RuntimeImpl::cycle_body(double started) {
   std::vector<ProcessSet*> sets;
   bool want_shutdown;
   int64_t bytes_before = 0;
+  std::function<void(double)> hook;
   {
     std::unique_lock<Mutex> lk(*queue_mu_);
+    hook = cycle_hook_;
     for (auto& [id, ps] : sets_->members()) sets.push_back(ps.get());
     want_shutdown = scheduler_->shutdown_requested_locked();
     cycle_index_ = ++stats_.cycles;
@@ -149,10 +151,16 @@ bool RuntimeImpl::cycle_body(double started) {
   bool stop = false;
   std::optional<Tunables> tunables;
   for (ProcessSet* ps : sets) {
+    if (hook) hook(p.shared_now());  // what became ready by now is submitted before the take
     std::vector<TensorRequest> incoming;
     {
       std::unique_lock<Mutex> lk(*queue_mu_);
-      incoming.swap(ps->incoming);
+      incoming.reserve(ps->incoming.size());
+      for (TensorEntry* e : ps->incoming) {
+        incoming.push_back(to_message(e->req, ps->t->rank()));
+        e->announced = true;
+      }
+      ps->incoming.clear();
     }
     const double t0 = p.now();
     StatusOr<NegotiationResult> negotiated =
@@ -214,6 +222,15 @@ void RuntimeImpl::fail_all(const Status& s) {
     }
   }
   for (auto& h : handles) h->complete(s);
+}
+
+void RuntimeImpl::set_cycle_hook(std::function<void(double)> hook) {
+  if (!queue_mu_) {
+    cycle_hook_ = std::move(hook);
+    return;
+  }
+  std::unique_lock<Mutex> lk(*queue_mu_);
+  cycle_hook_ = std::move(hook);
 }
 
 RuntimeStats RuntimeImpl::stats() const {

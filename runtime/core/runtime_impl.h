@@ -4,6 +4,7 @@
 // Transport and Device it was built with.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -17,6 +18,9 @@
 #include "hvd/timeline.h"
 
 namespace hvd {
+
+/// The negotiation request of a submitted operation on rank `rank` of its set (enqueue.cc).
+TensorRequest to_message(const OpRequest& q, int rank);
 
 /// The runtime behind hvd::Runtime: start-up agreement, the enqueue funnel, and what one
 /// background cycle does (negotiate, execute, fail). When cycles run is the Scheduler's;
@@ -35,6 +39,7 @@ class RuntimeImpl {
   const Config& config() const { return start_config_; }
   RuntimeStats stats() const;
   AutotuneState autotune_state() const;
+  void set_cycle_hook(std::function<void(double)> hook);
   int next_group_id() { return group_counter_++; }
 
  private:
@@ -70,6 +75,7 @@ class RuntimeImpl {
   std::unique_ptr<ParameterManager> tuner_;  // rank 0 with autotune on
   bool awaiting_tunables_ = false;   // rank 0: announced, not yet applied
   AutotuneState tuned_;              // guarded by queue mutex
+  std::function<void(double)> cycle_hook_;  // guarded by queue mutex (Runtime::set_cycle_hook)
 };
 
 }  // namespace hvd

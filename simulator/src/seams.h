@@ -148,6 +148,16 @@ class SimFabric {
     std::vector<std::pair<double, double>> hop_classes;
   };
   std::shared_ptr<const RingPrefix> ring_prefix(int group, const std::vector<int>& members);
+  /// Where a group's members sit (Transport::local_rank and friends, as the Transport
+  /// defaults define them), for all members in one O(n log n) pass, shared by the group's
+  /// transports (each rank scanning the group itself was O(np^2) at start-up).
+  struct GroupLayout {
+    std::vector<int> local_rank, cross_rank;  // per member
+    std::vector<int> local_size;              // per member: members on its node
+    int cross_size = 0;
+    bool homogeneous = false;
+  };
+  std::shared_ptr<const GroupLayout> group_layout(int group, const std::vector<int>& members);
   /// Collective split of `group` (see Transport::split); returns the new group's members
   /// and sets its id, or null for color < 0.
   Members split(int group, int seq, size_t members, int me, int color, int key, int* new_group);
@@ -172,6 +182,7 @@ class SimFabric {
   std::unordered_map<uint64_t, Route> routes_;
   std::map<std::pair<int, int>, std::unique_ptr<SplitState>> splits_;
   std::unordered_map<int, std::shared_ptr<const RingPrefix>> rings_;  // group -> prefix sums
+  std::unordered_map<int, std::shared_ptr<const GroupLayout>> layouts_;  // group -> layout
   int next_group_ = 1;
 };
 

@@ -101,6 +101,7 @@ class SimPlatform final : public Platform {
  public:
   SimPlatform(DeviceClock* clock, double wakeup) : clock_(clock), wakeup_(wakeup) {}
   double now() override { return clock_->now(); }
+  double shared_now() override { return sg4::Engine::get_clock(); }
   void sleep_for(double s) override { clock_->sleep_after(s); }
   void compute(double s) override {
     // GPU kernels: the framework thread waits; the host CPU (other actors) runs on.

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 #include <simgrid/Exception.hpp>
 
@@ -152,6 +153,29 @@ std::shared_ptr<const SimFabric::RingPrefix> SimFabric::ring_prefix(int group, c
   return slot;
 }
 
+std::shared_ptr<const SimFabric::GroupLayout> SimFabric::group_layout(int group, const std::vector<int>& members) {
+  auto& slot = layouts_[group];
+  if (slot) return slot;
+  auto l = std::make_shared<GroupLayout>();
+  const size_t n = members.size();
+  std::map<int, int> per_node;  // node -> members on it
+  l->local_rank.resize(n);
+  for (size_t i = 0; i < n; ++i) l->local_rank[i] = per_node[node_of(members[i])]++;
+  std::map<int, int> cross;  // node -> its index among the group's nodes, in node order
+  for (const auto& [node, count] : per_node) cross.emplace(node, static_cast<int>(cross.size()));
+  l->cross_rank.resize(n);
+  l->local_size.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    l->cross_rank[i] = cross[node_of(members[i])];
+    l->local_size[i] = per_node[node_of(members[i])];
+  }
+  l->cross_size = static_cast<int>(per_node.size());
+  l->homogeneous = true;
+  for (const auto& [node, count] : per_node) l->homogeneous = l->homogeneous && count == per_node.begin()->second;
+  slot = std::move(l);
+  return slot;
+}
+
 SimFabric::Members SimFabric::split(int group, int seq, size_t members, int me, int color, int key,
                                     int* new_group) {
   // Creating S4U objects is a simcall that may let other actors run: build the state
@@ -287,10 +311,10 @@ class SimTransport final : public Transport, public TimingTrains {
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(members_->size()); }
   int node_of(int r) const override { return f_->node_of(member(r)); }
-  // A group's layout never changes: each query scans the group once, then answers from here.
-  int local_rank() const override { return layout().local_rank; }
-  int local_size() const override { return layout().local_size; }
-  int cross_rank() const override { return layout().cross_rank; }
+  // A group's layout never changes: built once per group, shared by its transports.
+  int local_rank() const override { return layout().local_rank[static_cast<size_t>(rank_)]; }
+  int local_size() const override { return layout().local_size[static_cast<size_t>(rank_)]; }
+  int cross_rank() const override { return layout().cross_rank[static_cast<size_t>(rank_)]; }
   int cross_size() const override { return layout().cross_size; }
   bool homogeneous() const override { return layout().homogeneous; }
   std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) override {
@@ -411,22 +435,9 @@ class SimTransport final : public Transport, public TimingTrains {
     return completed_request();
   }
 
- public:
  private:
-  struct Layout {
-    int local_rank = 0, local_size = 0, cross_rank = 0, cross_size = 0;
-    bool homogeneous = false;
-  };
-  const Layout& layout() const {
-    if (!layout_) {
-      Layout l;
-      l.local_rank = Transport::local_rank();
-      l.local_size = Transport::local_size();
-      l.cross_rank = Transport::cross_rank();
-      l.cross_size = Transport::cross_size();
-      l.homogeneous = Transport::homogeneous();
-      layout_ = l;
-    }
+  const SimFabric::GroupLayout& layout() const {
+    if (!layout_) layout_ = f_->group_layout(group_, *members_);
     return *layout_;
   }
   int me() const { return member(rank_); }
@@ -449,7 +460,7 @@ class SimTransport final : public Transport, public TimingTrains {
   int split_seq_ = 0;
   std::unordered_map<uint32_t, Channel*> cache_;
   std::shared_ptr<const SimFabric::RingPrefix> ring_;  // prefix sums for ring_hops
-  mutable std::optional<Layout> layout_;
+  mutable std::shared_ptr<const SimFabric::GroupLayout> layout_;
 };
 
 }  // namespace

@@ -45,6 +45,10 @@ class Platform {
   virtual ~Platform() = default;
   /// Seconds since an arbitrary, fixed origin (simulated seconds in simulations).
   virtual double now() = 0;
+  /// The time every thread agrees on: now() without this thread's pending device work (a
+  /// simulated platform lets a thread's device work run ahead of the shared clock; a real
+  /// one has a single clock).
+  virtual double shared_now() { return now(); }
   /// Suspends the caller for `seconds`.
   virtual void sleep_for(double seconds) = 0;
   /// Occupies the caller's processor for `seconds` of emulated work (e.g. GPU compute).

@@ -53,6 +53,9 @@ struct OpRequest {
   std::vector<int> set_ranks;            ///< add_process_set: the members (world ranks)
   bool caller_waits = false;             ///< the caller wait()s at once (blocking call): the
                                          ///< runtime need not wake its loop for this request
+  double ready_at = -1;                  ///< platform time the tensor became ready, when that
+                                         ///< was before this call (a cycle hook's submission,
+                                         ///< see Runtime::set_cycle_hook); -1: now
 };
 
 /// The state of one submitted operation; wait() or poll() for its outcome.
@@ -209,6 +212,16 @@ class Runtime {
 
   /// The knobs the runtime was started with (autotuned values: autotune_state()).
   const Config& config() const;
+  /// True when cycles start on a fixed pace (cycle_time > 0, no autotune): the loop takes
+  /// the submitted requests only at the start of each cycle, never woken by a submission.
+  bool paced_cycles() const;
+  /// Paced cycles: `hook` runs on the background loop at the start of every cycle, just
+  /// before the loop takes each process set's submitted requests, with the shared platform
+  /// time (Platform::shared_now). A harness that knows when its tensors become ready (a
+  /// replayed training step) submits there the ones ready by then, with OpRequest::ready_at,
+  /// instead of waking at every ready time: the loop sees exactly what it would have seen.
+  /// Null clears it. The hook may call enqueue() and must not block.
+  void set_cycle_hook(std::function<void(double)> hook);
   /// The autotuner's current setting (consistent snapshot; safe from any thread).
   AutotuneState autotune_state() const;
   /// Counters so far.
