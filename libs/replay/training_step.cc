@@ -99,7 +99,7 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
     q.ready_at = at;
     handles[i] = rt.enqueue(std::move(q));
   };
-  if (!o.ensemble && rt.paced_cycles()) {
+  if (!o.ensemble && !o.wake_per_layer && rt.paced_cycles()) {
     // Paced cycles see the submitted gradients only when a cycle starts: the loop submits,
     // at each cycle start, those ready by then (Runtime::set_cycle_hook), and this thread
     // sleeps through the backward pass once instead of waking for every layer (a wake-up

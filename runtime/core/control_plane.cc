@@ -28,8 +28,8 @@ std::vector<int> ControlPlane::children() const {
   return out;
 }
 
-Status ControlPlane::wait(Request& req, int peer, const char* what) {
-  double start = p_.now();
+Status ControlPlane::wait(Request& req, int peer, const char* what, double start) {
+  if (start < 0) start = p_.now();
   double give_up = shutdown_s_ > 0 ? start + shutdown_s_ : kNoDeadline;
   double next_warning = start + warn_s_;
   while (true) {
@@ -46,6 +46,16 @@ Status ControlPlane::wait(Request& req, int peer, const char* what) {
                                        << " (it may have stalled or died)");
     next_warning += warn_s_;
   }
+}
+
+Status ControlPlane::recv(int peer, void* data, size_t bytes, const char* what) {
+  // The common case in one transport call: the message comes before the first warning.
+  const double start = p_.now();
+  const double first = std::min(start + warn_s_, shutdown_s_ > 0 ? start + shutdown_s_ : kNoDeadline);
+  std::unique_ptr<Request> pending;
+  Status s = t_.recv_until(peer, data, bytes, kTagControl, first, &pending);
+  if (s.code() != StatusCode::kTimeout || !pending) return s;
+  return wait(*pending, peer, what, start);
 }
 
 // A blob travels as one fixed-size first message (its length, then its first bytes) and,
@@ -69,8 +79,7 @@ Status ControlPlane::send_blob(int peer, const uint8_t* data, size_t size) {
 template <class Buffer>
 Status ControlPlane::recv_blob(int peer, Buffer* out) {
   std::array<uint8_t, kBlobHead> head;
-  auto r1 = t_.irecv(peer, head.data(), head.size(), kTagControl);
-  HVD_RETURN_IF_ERROR(wait(*r1, peer, "negotiation"));
+  HVD_RETURN_IF_ERROR(recv(peer, head.data(), head.size(), "negotiation"));
   int64_t n = 0;
   std::memcpy(&n, head.data(), sizeof n);
   if (n < 0 || n > (int64_t{1} << 34)) return Status::Internal("corrupt control message size");
@@ -79,8 +88,7 @@ Status ControlPlane::recv_blob(int peer, Buffer* out) {
   const size_t inline_bytes = std::min(total, kBlobHead - sizeof n);
   if (inline_bytes) std::memcpy(out->data() + at, head.data() + sizeof n, inline_bytes);
   if (total == inline_bytes) return Status::OK();
-  auto r2 = t_.irecv(peer, out->data() + at + inline_bytes, total - inline_bytes, kTagControl);
-  return wait(*r2, peer, "negotiation");
+  return recv(peer, out->data() + at + inline_bytes, total - inline_bytes, "negotiation");
 }
 
 // Blobs travel up the tree as concatenated (rank, length, bytes) records; each child's
@@ -159,10 +167,7 @@ Status ControlPlane::allreduce_bits(std::vector<uint64_t>* and_bits,
     auto q = t_.isend(peer, mine.data(), nb * 8, kTagControl);
     return wait(*q, peer, what);
   };
-  auto recv_from = [&](int peer, std::vector<uint64_t>* into) {
-    auto q = t_.irecv(peer, into->data(), nb * 8, kTagControl);
-    return wait(*q, peer, what);
-  };
+  auto recv_from = [&](int peer, std::vector<uint64_t>* into) { return recv(peer, into->data(), nb * 8, what); };
   int pof2 = 1;
   while (pof2 * 2 <= p) pof2 *= 2;
   const int rem = p - pof2;

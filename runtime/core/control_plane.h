@@ -75,7 +75,11 @@ class ControlPlane {
   template <class Buffer>
   Status recv_blob(int peer, Buffer* out);
   Status send_blob(int peer, const uint8_t* data, size_t size);
-  Status wait(Request& req, int peer, const char* what);
+  /// Waits for `req`, warning every warn_s and giving up at shutdown_s after `start`
+  /// (platform time; < 0: now).
+  Status wait(Request& req, int peer, const char* what, double start = -1);
+  /// Receives from `peer` with the same warnings and give-up time as wait().
+  Status recv(int peer, void* data, size_t bytes, const char* what);
   std::vector<int> children() const;
   int parent() const;
 

@@ -10,14 +10,14 @@
 
 namespace hvd {
 
-TensorRequest to_message(const OpRequest& q, int rank) {
+TensorRequest to_message(const std::string& name, const OpRequest& q, int rank) {
   TensorRequest m;
   m.rank = rank;
   static_cast<OpSpec&>(m) =
       OpSpec{q.op, q.input.dtype, q.reduce_op, q.input.device, q.root, q.prescale, q.postscale};
   m.group_id = q.group_id;
   m.group_size = q.group_size;
-  m.name = q.name;
+  m.name = name;
   m.shape = q.input.shape;
   m.ranks.assign(q.set_ranks.begin(), q.set_ranks.end());
   return m;
@@ -47,7 +47,8 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
   const bool caller_runs = scheduler_->caller_will_drive_locked(req.caller_waits);
   const double at = req.ready_at >= 0 ? req.ready_at : opts_.platform->now();
   slot->second = TensorEntry{std::move(req), h, at};
-  ps.incoming.push_back(&slot->second);
+  slot->second.req.name = std::string();  // the key holds it: one copy per pending tensor
+  ps.incoming.push_back(&*slot);
   lk.unlock();
   scheduler_->enqueued(caller_runs);
   return h;

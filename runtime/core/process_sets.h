@@ -19,7 +19,7 @@ namespace hvd {
 
 /// A tensor submitted on this rank and not yet finished.
 struct TensorEntry {
-  OpRequest req;                       ///< what the caller asked for
+  OpRequest req;                       ///< what the caller asked for (its name: the table key)
   std::shared_ptr<HandleImpl> handle;  ///< where the outcome goes
   double enqueued_at = 0;              ///< platform time of enqueue
   bool announced = false;              ///< taken from `incoming` into a negotiation
@@ -36,7 +36,7 @@ struct ProcessSet {
   /// Table entries not yet announced, in submission order (guarded by queue mutex). Their
   /// requests are built when a cycle takes them: a pending tensor is held once, in the
   /// table (unordered_map nodes do not move).
-  std::vector<TensorEntry*> incoming;
+  std::vector<std::pair<const std::string, TensorEntry>*> incoming;
   DeviceBuffer fusion[2];               ///< fusion buffer per DeviceKind
   DeviceBuffer scratch[2];              ///< receive staging per DeviceKind
 };

@@ -156,9 +156,9 @@ bool RuntimeImpl::cycle_body(double started) {
     {
       std::unique_lock<Mutex> lk(*queue_mu_);
       incoming.reserve(ps->incoming.size());
-      for (TensorEntry* e : ps->incoming) {
-        incoming.push_back(to_message(e->req, ps->t->rank()));
-        e->announced = true;
+      for (auto* e : ps->incoming) {
+        incoming.push_back(to_message(e->first, e->second.req, ps->t->rank()));
+        e->second.announced = true;
       }
       ps->incoming.clear();
     }

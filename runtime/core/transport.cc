@@ -42,6 +42,14 @@ bool Transport::homogeneous() const {
   return true;
 }
 
+Status Transport::recv_until(int peer, void* data, size_t bytes, int tag, double deadline_s,
+                             std::unique_ptr<Request>* pending) {
+  auto r = irecv(peer, data, bytes, tag);
+  Status s = r->wait(deadline_s);
+  if (s.code() == StatusCode::kTimeout) *pending = std::move(r);
+  return s;
+}
+
 Status send(Transport& t, int peer, const void* data, size_t bytes, int tag, double deadline) {
   if (bytes == 0) return Status::OK();
   return t.isend(peer, data, bytes, tag)->wait(deadline);

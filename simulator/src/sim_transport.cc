@@ -330,6 +330,36 @@ class SimTransport final : public Transport, public TimingTrains {
     return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, data, bytes, 0,
                                         nullptr, 0, f_->flow_cap(member(peer), me()));
   }
+  // irecv + wait in one engine call (a receive that is not started yet is posted and
+  // waited for by one simcall): the control plane's receives, two per rank and round.
+  Status recv_until(int peer, void* data, size_t bytes, int tag, double deadline_s,
+                    std::unique_ptr<Request>* pending) override {
+    clock_->before_post();
+    (void)f_->touch(me(), {{data, bytes}});
+    Channel* c = channel(peer, tag, false);
+    DataMatch m;
+    m.dst = data;
+    m.bytes = bytes;
+    SimFabric::post(c, false, &m);
+    sg4::CommPtr comm = c->mailbox->get_init()->set_dst_data(&g_payload_sink, sizeof(void*));
+    if (const double rate = f_->flow_cap(member(peer), me()); rate > 0) comm->set_rate(rate);
+    try {
+      comm->wait_for(deadline_s > 1e15 ? -1.0 : std::max(0.0, deadline_s - sg4::Engine::get_clock()));
+    } catch (const simgrid::TimeoutException&) {
+      // Not in by the deadline; SimGrid dropped the receive. Unless its bytes had already
+      // started to flow (a control message slower than the stall warning time), post it
+      // again, for the caller to wait on further.
+      if (m.matched) return Status::Internal("simgrid transport: a control message outlived the stall deadline");
+      SimFabric::withdraw(c, &m);
+      *pending = irecv(peer, data, bytes, tag);
+      return Status::Timeout("simgrid transport: transfer did not complete in time");
+    } catch (const simgrid::Exception& e) {
+      if (!m.matched) SimFabric::withdraw(c, &m);
+      return Status::Internal(std::string("simgrid transport: ") + e.what());
+    }
+    if (m.mismatch) return Status::Internal("simgrid transport: message size mismatch");
+    return Status::OK();
+  }
   TimingTrains* timing() override { return f_->timing_transfers > 0 ? this : nullptr; }
   int64_t transfers() const override { return f_->timing_transfers; }
   double hop(int from, int to, size_t bytes) override {

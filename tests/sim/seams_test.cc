@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "hvd/replay/training_step.h"
 #include "hvd/sim/isolate.h"
 #include "hvd/sim/world.h"
 
@@ -158,6 +159,115 @@ TEST(SimSeams, TimedWaitDoesNotKillTheMessage) {
     return r;
   });
   EXPECT_EQ(out, "Timeout;OK;42");
+}
+
+// recv_until (the control plane's receive, one engine call): a message already on its way
+// arrives as from irecv + wait; one that misses the deadline leaves a posted receive behind
+// that gets it later, with the same bytes and the same arrival time as a plain receive.
+TEST(SimSeams, RecvUntilTimesOutAndTheReceiveStaysPosted) {
+  std::string out = isolated([] {
+    std::string r;
+    WorldOptions o = star(2, 1);
+    o.with_data = true;
+    Status s = simulate_ranks(o, [&](RankSeams& k) {
+      Transport& t = *k.transport;
+      int64_t v = 0;
+      if (k.rank == 0) {
+        v = 7;
+        (void)send(t, 1, &v, 8, kTagControl);  // at t = 0
+        k.platform->sleep_for(3);
+        v = 42;
+        (void)send(t, 1, &v, 8, kTagControl);  // at t = 3
+      } else {
+        std::unique_ptr<Request> pending;
+        Status a = t.recv_until(0, &v, 8, kTagControl, k.platform->now() + 1, &pending);
+        r += a.to_string() + ";" + std::to_string(v) + ";" + std::to_string(pending != nullptr) + ";";
+        Status b = t.recv_until(0, &v, 8, kTagControl, k.platform->now() + 1, &pending);
+        r += b.to_string().substr(0, 7) + ";" + std::to_string(pending != nullptr) + ";";
+        Status c = pending ? pending->wait(kNoDeadline) : Status::Internal("no pending receive");
+        // The second message left at 3 s: 10 us of latency and 8 bytes at 1 GB/s later.
+        r += c.to_string() + ";" + std::to_string(v) + ";" + std::to_string(std::fabs(k.platform->now() - 3.000010008) < 1e-9);
+      }
+    });
+    return s.ok() ? r : s.to_string();
+  });
+  EXPECT_EQ(out, "OK;7;0;Timeout;1;OK;42;1");
+}
+
+// The layout queries of the simulated transport (one table per group, built once) give
+// what the Transport defaults compute by scanning the group: world and split groups, on a
+// homogeneous and on an uneven placement.
+TEST(SimSeams, GroupLayoutMatchesTheTransportDefaults) {
+  for (int uneven = 0; uneven < 2; ++uneven) {
+    std::string out = isolated([uneven] {
+      std::string bad;
+      WorldOptions o = star(3, 4);
+      o.np = uneven ? 10 : 12;  // 10: the last server holds 2 of its 4
+      Status s = simulate_ranks(o, [&](RankSeams& k) {
+        auto odd = k.transport->split(k.rank % 2, -k.rank);  // reversed order, two groups
+        for (Transport* t : {k.transport, odd.get()}) {
+          const int got[5] = {t->local_rank(), t->local_size(), t->cross_rank(), t->cross_size(), t->homogeneous()};
+          const int want[5] = {t->Transport::local_rank(), t->Transport::local_size(), t->Transport::cross_rank(),
+                               t->Transport::cross_size(), t->Transport::homogeneous()};
+          for (int i = 0; i < 5; ++i)
+            if (got[i] != want[i]) bad += "rank " + std::to_string(k.rank) + " query " + std::to_string(i) + "; ";
+        }
+      });
+      return s.ok() ? (bad.empty() ? std::string("same") : bad) : s.to_string();
+    });
+    EXPECT_EQ(out, "same") << "uneven=" << uneven;
+  }
+}
+
+// A replayed step under paced cycles: submitting each gradient from the cycle hook (one
+// sleep per backward pass) and waking at every ready time give the same simulation -- the
+// same cycles see the same requests (same negotiated cycles, step and exposed times).
+TEST(SimSeams, CycleHookSubmissionsMatchWakingPerLayer) {
+  auto run = [](bool per_layer) {
+    return isolated([per_layer] {
+      WorldOptions o = star(2, 4, 10e9 / 8, 5e-6);
+      o.config.cycle_time_ms = 5;
+      o.config.fusion_threshold = 4 << 20;
+      workloads::StepPlan plan;
+      plan.batch = 32;
+      plan.fwd_s = 0.010;
+      plan.bwd_s = 0.040;
+      for (int i = 0; i < 40; ++i) {  // some share a ready time, some fall on no cycle edge
+        workloads::TensorReady t;
+        t.name = "grad." + std::to_string(i);
+        t.dtype = "float32";
+        t.elements = 1000 + 60000 * (i % 7);
+        t.bytes = 4 * t.elements;
+        t.ready_s = 0.001 * (i - i % 3) + 1e-7 * i;
+        plan.tensors.push_back(t);
+      }
+      std::string r;
+      Status s = simulate(o, [&](Runtime& rt, RankSeams& k) {
+        replay::ReplayOptions ro;
+        ro.warmup_steps = 1;
+        ro.steps = 2;
+        ro.phantom = true;
+        ro.device = DeviceKind::kGPU;
+        ro.memory = k.gpu;
+        ro.wake_per_layer = per_layer;
+        replay::ReplayResult res;
+        Status st = replay::replay_training(rt, *k.platform, plan, ro, &res);
+        if (k.rank != 5) return;
+        char b[256];
+        for (const auto& x : res.steps) {
+          std::snprintf(b, sizeof b, "%.9f/%.9f/%lld;", x.step_s, x.exposed_comm_s, static_cast<long long>(x.last_cycle));
+          r += b;
+        }
+        const RuntimeStats rs = rt.stats();
+        r += st.to_string() + ";cycles " + std::to_string(rs.cycles) + ";misses " + std::to_string(rs.cache_misses);
+      });
+      return s.ok() ? r : s.to_string();
+    });
+  };
+  const std::string hook = run(false), per_layer = run(true);
+  EXPECT_EQ(hook, per_layer);
+  EXPECT_NE(hook.find(";OK;"), std::string::npos) << hook;
+  EXPECT_EQ(hook.find("/0.000000000/"), std::string::npos) << "no exposed communication to tell them apart: " << hook;
 }
 
 // Timing-only trains are an optional part of the transport: offered (with

@@ -118,6 +118,12 @@ class Transport {
   virtual std::unique_ptr<Request> isendv(int peer, const std::vector<IoPiece>& pieces, int tag);
   /// Receives one message scattered into the pieces (default: unpack on completion).
   virtual std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag);
+  /// Receives `bytes` from `peer` into `data`, waiting until platform time `deadline_s`:
+  /// irecv() then wait(), which is the default; a backend may do both in one step (the
+  /// simulator: one engine call instead of two, per control message). On a time-out the
+  /// receive stays posted and *pending gets it, to wait on further.
+  virtual Status recv_until(int peer, void* data, size_t bytes, int tag, double deadline_s,
+                            std::unique_ptr<Request>* pending);
   /// Collective over the group: members with equal `color` form a new group, ordered by
   /// (`key`, rank). Every member must call it in the same order. Null if color < 0.
   virtual std::unique_ptr<Transport> split(int color, int key) = 0;

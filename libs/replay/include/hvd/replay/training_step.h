@@ -51,6 +51,11 @@ struct ReplayOptions {
   std::function<void(int step, const StepSample& sample)> on_step;
   /// This rank's times instead of the plan's (one entry per plan tensor); null: the plan's.
   const StepTiming* timing = nullptr;
+  /// Wake at every gradient's ready time and submit it then, even where the runtime's
+  /// cycles are paced. Off (the default), paced cycles take the gradients through the
+  /// cycle hook (Runtime::set_cycle_hook) and this thread sleeps through the backward pass
+  /// at once: the same submissions, seen by the same cycles, with far fewer wake-ups.
+  bool wake_per_layer = false;
 };
 
 /// Timing of one measured step on this rank.
