@@ -90,6 +90,7 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
   // Backward runs to absolute deadlines (start + ready time): every sleep overshoots a
   // little, and with one sleep per layer the overshoots would otherwise add up.
   const double bwd_start = p.now();
+  const double bwd_end = bwd_start + (own ? own->bwd_s : plan.bwd_s);
   auto ready_at = [&](size_t i) { return bwd_start + (own ? own->ready_s[i] : plan.tensors[i].ready_s); };
   auto submit = [&](size_t i, double at) {
     OpRequest q;
@@ -113,8 +114,7 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
       }
     };
     rt.set_cycle_hook(submit_due);
-    const double end = bwd_start + (own ? own->bwd_s : plan.bwd_s);
-    if (end > p.now()) p.compute(end - p.now());
+    if (bwd_end > p.now()) p.compute(bwd_end - p.now());
     rt.set_cycle_hook(nullptr);
     submit_due(std::numeric_limits<double>::infinity());  // ready, not yet seen by a cycle
     if (o.timeline) {  // the backward segments the per-layer sleeps would have drawn
@@ -126,7 +126,7 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
         t = until;
       };
       for (size_t i = 0; i < n; ++i) segment(ready_at(i));
-      segment(end);
+      segment(bwd_end);
     }
   } else {
     for (size_t i = 0; i < n; ++i) {
@@ -134,8 +134,7 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
       if (left > 0) clock.compute("BACKWARD", left);
       if (!o.ensemble) submit(i, -1);
     }
-    const double left = bwd_start + (own ? own->bwd_s : plan.bwd_s) - p.now();
-    if (left > 0) clock.compute("BACKWARD", left);
+    if (bwd_end > p.now()) clock.compute("BACKWARD", bwd_end - p.now());
   }
   const double compute_end = p.now();
   const double exec_before = rt.stats().execution_s;
