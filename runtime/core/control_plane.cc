@@ -58,37 +58,43 @@ Status ControlPlane::recv(int peer, void* data, size_t bytes, const char* what) 
   return wait(*pending, peer, what, start);
 }
 
-// A blob travels as one fixed-size first message (its length, then its first bytes) and,
-// only when it does not fit there, a second message with the rest: the usual small
-// negotiation messages cost one latency, not two.
-constexpr size_t kBlobHead = 1024;
-
+// A blob is one sized message (Transport::isend_sized): the receiver learns its size from
+// the message, in one transfer where the backend can (the default costs a second message
+// only for blobs that do not fit the first).
 Status ControlPlane::send_blob(int peer, const uint8_t* data, size_t size) {
-  std::array<uint8_t, kBlobHead> head{};
-  const int64_t n = static_cast<int64_t>(size);
-  const size_t inline_bytes = std::min(size, kBlobHead - sizeof n);
-  std::memcpy(head.data(), &n, sizeof n);
-  if (inline_bytes) std::memcpy(head.data() + sizeof n, data, inline_bytes);
-  auto r1 = t_.isend(peer, head.data(), head.size(), kTagControl);
-  std::unique_ptr<Request> r2;
-  if (size > inline_bytes) r2 = t_.isend(peer, data + inline_bytes, size - inline_bytes, kTagControl);
-  HVD_RETURN_IF_ERROR(wait(*r1, peer, "negotiation"));
-  return r2 ? wait(*r2, peer, "negotiation") : Status::OK();
+  auto r = t_.isend_sized(peer, data, size, kTagControl);
+  return wait(*r, peer, "negotiation");
 }
+
+namespace {
+
+// Appends a sized message to a buffer.
+template <class Buffer>
+class AppendSink final : public SizedSink {
+ public:
+  explicit AppendSink(Buffer* out) : out_(out) {}
+  void* room(size_t bytes) override {
+    const size_t at = out_->size();
+    out_->resize(at + bytes);
+    return out_->data() + at;
+  }
+
+ private:
+  Buffer* out_;
+};
+
+}  // namespace
 
 template <class Buffer>
 Status ControlPlane::recv_blob(int peer, Buffer* out) {
-  std::array<uint8_t, kBlobHead> head;
-  HVD_RETURN_IF_ERROR(recv(peer, head.data(), head.size(), "negotiation"));
-  int64_t n = 0;
-  std::memcpy(&n, head.data(), sizeof n);
-  if (n < 0 || n > (int64_t{1} << 34)) return Status::Internal("corrupt control message size");
-  const size_t at = out->size(), total = static_cast<size_t>(n);
-  out->resize(at + total);
-  const size_t inline_bytes = std::min(total, kBlobHead - sizeof n);
-  if (inline_bytes) std::memcpy(out->data() + at, head.data() + sizeof n, inline_bytes);
-  if (total == inline_bytes) return Status::OK();
-  return recv(peer, out->data() + at + inline_bytes, total - inline_bytes, "negotiation");
+  AppendSink<Buffer> sink(out);
+  // The common case in one transport call: the message comes before the first warning.
+  const double start = p_.now();
+  const double first = std::min(start + warn_s_, shutdown_s_ > 0 ? start + shutdown_s_ : kNoDeadline);
+  std::unique_ptr<Request> pending;
+  Status s = t_.recv_sized_until(peer, &sink, kTagControl, first, &pending);
+  if (s.code() != StatusCode::kTimeout || !pending) return s;
+  return wait(*pending, peer, "negotiation", start);
 }
 
 // Blobs travel up the tree as concatenated (rank, length, bytes) records; each child's

@@ -70,6 +70,7 @@ Status RuntimeImpl::start() {
   signal_->mu = opts_.platform->make_mutex();
   signal_->cv = opts_.platform->make_condvar();
   queue_mu_ = opts_.platform->make_mutex();
+  if (!hook_mu_) hook_mu_ = opts_.platform->make_mutex();
   scheduler_ = std::make_unique<Scheduler>(
       *opts_.platform, opts_.config, *queue_mu_,
       Scheduler::Work{[this] { return has_work_locked(); },
@@ -139,10 +140,8 @@ bool RuntimeImpl::cycle_body(double started) {
   std::vector<ProcessSet*> sets;
   bool want_shutdown;
   int64_t bytes_before = 0;
-  std::function<void(double)> hook;
   {
     std::unique_lock<Mutex> lk(*queue_mu_);
-    hook = cycle_hook_;
     for (auto& [id, ps] : sets_->members()) sets.push_back(ps.get());
     want_shutdown = scheduler_->shutdown_requested_locked();
     cycle_index_ = ++stats_.cycles;
@@ -151,7 +150,10 @@ bool RuntimeImpl::cycle_body(double started) {
   bool stop = false;
   std::optional<Tunables> tunables;
   for (ProcessSet* ps : sets) {
-    if (hook) hook(p.shared_now());  // what became ready by now is submitted before the take
+    {  // what became ready by now is submitted before the take
+      std::unique_lock<Mutex> lk(*hook_mu_);
+      if (cycle_hook_) cycle_hook_(p.shared_now());
+    }
     std::vector<TensorRequest> incoming;
     {
       std::unique_lock<Mutex> lk(*queue_mu_);
@@ -225,11 +227,11 @@ void RuntimeImpl::fail_all(const Status& s) {
 }
 
 void RuntimeImpl::set_cycle_hook(std::function<void(double)> hook) {
-  if (!queue_mu_) {
+  if (!hook_mu_) {
     cycle_hook_ = std::move(hook);
     return;
   }
-  std::unique_lock<Mutex> lk(*queue_mu_);
+  std::unique_lock<Mutex> lk(*hook_mu_);
   cycle_hook_ = std::move(hook);
 }
 

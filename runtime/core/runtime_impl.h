@@ -75,7 +75,8 @@ class RuntimeImpl {
   std::unique_ptr<ParameterManager> tuner_;  // rank 0 with autotune on
   bool awaiting_tunables_ = false;   // rank 0: announced, not yet applied
   AutotuneState tuned_;              // guarded by queue mutex
-  std::function<void(double)> cycle_hook_;  // guarded by queue mutex (Runtime::set_cycle_hook)
+  std::function<void(double)> cycle_hook_;  // guarded by hook_mu_ (Runtime::set_cycle_hook)
+  std::unique_ptr<Mutex> hook_mu_;          // held while the hook runs and while it is set
 };
 
 }  // namespace hvd

@@ -1,5 +1,8 @@
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
+#include <string>
 #include <set>
 
 #include "hvd/transport.h"
@@ -45,6 +48,98 @@ bool Transport::homogeneous() const {
 Status Transport::recv_until(int peer, void* data, size_t bytes, int tag, double deadline_s,
                              std::unique_ptr<Request>* pending) {
   auto r = irecv(peer, data, bytes, tag);
+  Status s = r->wait(deadline_s);
+  if (s.code() == StatusCode::kTimeout) *pending = std::move(r);
+  return s;
+}
+
+namespace {
+
+// The default sized send: a fixed-size head (size and first bytes) and, when needed, the
+// rest. Owns the head until both are through.
+class SizedSendRequest final : public Request {
+ public:
+  SizedSendRequest(Transport& t, int peer, const void* data, size_t bytes, int tag) {
+    const int64_t n = static_cast<int64_t>(bytes);
+    const size_t inline_bytes = std::min(bytes, Transport::kSizedHead - sizeof n);
+    std::memcpy(head_.data(), &n, sizeof n);
+    if (inline_bytes) std::memcpy(head_.data() + sizeof n, data, inline_bytes);
+    std::memset(head_.data() + sizeof n + inline_bytes, 0, head_.size() - sizeof n - inline_bytes);
+    head_req_ = t.isend(peer, head_.data(), head_.size(), tag);
+    if (bytes > inline_bytes)
+      rest_req_ = t.isend(peer, static_cast<const uint8_t*>(data) + inline_bytes, bytes - inline_bytes, tag);
+  }
+  bool test() override { return head_req_->test() && (!rest_req_ || rest_req_->test()); }
+  Status wait(double deadline) override {
+    HVD_RETURN_IF_ERROR(head_req_->wait(deadline));
+    return rest_req_ ? rest_req_->wait(deadline) : Status::OK();
+  }
+
+ private:
+  std::array<uint8_t, Transport::kSizedHead> head_;
+  std::unique_ptr<Request> head_req_, rest_req_;
+};
+
+// The default sized receive: the head, then (once its size is known) the rest.
+class SizedRecvRequest final : public Request {
+ public:
+  SizedRecvRequest(Transport& t, int peer, SizedSink* sink, int tag) : t_(t), peer_(peer), tag_(tag), sink_(sink) {
+    inner_ = t_.irecv(peer, head_.data(), head_.size(), tag);
+  }
+  bool test() override {
+    while (!done_ && inner_->test()) advance(inner_->wait(kNoDeadline));
+    return done_;
+  }
+  Status wait(double deadline) override {
+    while (!done_) {
+      Status s = inner_->wait(deadline);
+      if (s.code() == StatusCode::kTimeout) return s;
+      advance(std::move(s));
+    }
+    return status_;
+  }
+
+ private:
+  // The message in hand (head or rest) has completed with `s`: go on to the next step.
+  void advance(Status s) {
+    if (!s.ok() || rest_) return finish(std::move(s));
+    int64_t n = 0;
+    std::memcpy(&n, head_.data(), sizeof n);
+    if (n < 0 || n > (int64_t{1} << 34)) return finish(Status::Internal("corrupt sized message: size " + std::to_string(n)));
+    const size_t total = static_cast<size_t>(n), inline_bytes = std::min(total, head_.size() - sizeof n);
+    auto* dst = static_cast<uint8_t*>(sink_->room(total));
+    if (!dst && total) return finish(Status::Internal("no room for a sized message of " + std::to_string(total) + " bytes"));
+    if (inline_bytes) std::memcpy(dst, head_.data() + sizeof n, inline_bytes);
+    if (total == inline_bytes) return finish(Status::OK());
+    rest_ = true;
+    inner_ = t_.irecv(peer_, dst + inline_bytes, total - inline_bytes, tag_);
+  }
+  void finish(Status s) {
+    status_ = std::move(s);
+    done_ = true;
+  }
+  Transport& t_;
+  int peer_, tag_;
+  SizedSink* sink_;
+  std::array<uint8_t, Transport::kSizedHead> head_;
+  std::unique_ptr<Request> inner_;
+  bool rest_ = false, done_ = false;
+  Status status_;
+};
+
+}  // namespace
+
+std::unique_ptr<Request> Transport::isend_sized(int peer, const void* data, size_t bytes, int tag) {
+  return std::make_unique<SizedSendRequest>(*this, peer, data, bytes, tag);
+}
+
+std::unique_ptr<Request> Transport::irecv_sized(int peer, SizedSink* sink, int tag) {
+  return std::make_unique<SizedRecvRequest>(*this, peer, sink, tag);
+}
+
+Status Transport::recv_sized_until(int peer, SizedSink* sink, int tag, double deadline_s,
+                                   std::unique_ptr<Request>* pending) {
+  auto r = irecv_sized(peer, sink, tag);
   Status s = r->wait(deadline_s);
   if (s.code() == StatusCode::kTimeout) *pending = std::move(r);
   return s;

@@ -110,10 +110,13 @@ void SimFabric::post(Channel* c, bool is_send, DataMatch* m) {
     (is_send ? c->sends : c->recvs).push_back(m);
     return;
   }
-  DataMatch* o = others.front();
-  others.pop_front();
+  DataMatch* o = others.pop_front();
   DataMatch& s = is_send ? *m : *o;
   DataMatch& r = is_send ? *o : *m;
+  if (r.sink) {  // a sized receive takes the message's size
+    r.dst = r.sink->room(s.bytes);
+    r.bytes = r.dst || !s.bytes ? s.bytes : 0;
+  }
   const size_t n = std::min(s.bytes, r.bytes);
   if (n && !is_phantom(s.src) && !is_phantom(r.dst)) std::memcpy(r.dst, s.src, n);
   s.matched = r.matched = true;
@@ -122,7 +125,8 @@ void SimFabric::post(Channel* c, bool is_send, DataMatch* m) {
 }
 
 void SimFabric::withdraw(Channel* c, DataMatch* m) {
-  for (auto* q : {&c->sends, &c->recvs}) q->erase(std::remove(q->begin(), q->end(), m), q->end());
+  c->sends.remove(m);
+  c->recvs.remove(m);
 }
 
 const SimFabric::Members& SimFabric::world_members() {
@@ -221,11 +225,12 @@ class SimRequest final : public Request {
   /// `rate`: the flow's ceiling, bytes/s (0: none; see SimFabric::flow_cap).
   SimRequest(Channel* c, bool is_send, const void* src, void* dst, size_t bytes,
              double wire_bytes = 0, DeviceClock* clock = nullptr, double path_s = 0,
-             double rate = 0)
+             double rate = 0, SizedSink* sink = nullptr)
       : ch_(c), clock_(clock), path_(path_s) {
     m_.src = src;
     m_.dst = dst;
     m_.bytes = bytes;
+    m_.sink = sink;
     SimFabric::post(c, is_send, &m_);
     // The cap goes on both sides: SimGrid keeps whichever side was posted first.
     if (!is_send && rate > 0) {
@@ -321,12 +326,12 @@ class SimTransport final : public Transport, public TimingTrains {
     clock_->before_post();
     f_->messages[tag & 7] += 1;
     f_->bytes[tag & 7] += static_cast<double>(bytes);
-    const double hot = f_->touch(me(), {{const_cast<void*>(data), bytes}});
+    const double hot = touch(tag, {{const_cast<void*>(data), bytes}});
     return post_send(peer, data, bytes, tag, hot);
   }
   std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
     clock_->before_post();
-    (void)f_->touch(me(), {{data, bytes}});
+    (void)touch(tag, {{data, bytes}});
     return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, data, bytes, 0,
                                         nullptr, 0, f_->flow_cap(member(peer), me()));
   }
@@ -335,11 +340,33 @@ class SimTransport final : public Transport, public TimingTrains {
   Status recv_until(int peer, void* data, size_t bytes, int tag, double deadline_s,
                     std::unique_ptr<Request>* pending) override {
     clock_->before_post();
-    (void)f_->touch(me(), {{data, bytes}});
+    (void)touch(tag, {{data, bytes}});
+    return receive_until(peer, data, bytes, nullptr, tag, deadline_s, pending);
+  }
+  // Sized messages are single messages of their own size: the channel's matching tells the
+  // receive the sender's size (DataMatch::sink), as MPI_Probe would.
+  std::unique_ptr<Request> isend_sized(int peer, const void* data, size_t bytes, int tag) override {
+    return isend(peer, data, bytes, tag);
+  }
+  std::unique_ptr<Request> irecv_sized(int peer, SizedSink* sink, int tag) override {
+    clock_->before_post();
+    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, 0, 0, nullptr, 0,
+                                        f_->flow_cap(member(peer), me()), sink);
+  }
+  Status recv_sized_until(int peer, SizedSink* sink, int tag, double deadline_s,
+                          std::unique_ptr<Request>* pending) override {
+    clock_->before_post();
+    return receive_until(peer, nullptr, 0, sink, tag, deadline_s, pending);
+  }
+
+ private:
+  Status receive_until(int peer, void* data, size_t bytes, SizedSink* sink, int tag, double deadline_s,
+                       std::unique_ptr<Request>* pending) {
     Channel* c = channel(peer, tag, false);
     DataMatch m;
     m.dst = data;
     m.bytes = bytes;
+    m.sink = sink;
     SimFabric::post(c, false, &m);
     sg4::CommPtr comm = c->mailbox->get_init()->set_dst_data(&g_payload_sink, sizeof(void*));
     if (const double rate = f_->flow_cap(member(peer), me()); rate > 0) comm->set_rate(rate);
@@ -351,7 +378,7 @@ class SimTransport final : public Transport, public TimingTrains {
       // again, for the caller to wait on further.
       if (m.matched) return Status::Internal("simgrid transport: a control message outlived the stall deadline");
       SimFabric::withdraw(c, &m);
-      *pending = irecv(peer, data, bytes, tag);
+      *pending = sink ? irecv_sized(peer, sink, tag) : irecv(peer, data, bytes, tag);
       return Status::Timeout("simgrid transport: transfer did not complete in time");
     } catch (const simgrid::Exception& e) {
       if (!m.matched) SimFabric::withdraw(c, &m);
@@ -360,6 +387,8 @@ class SimTransport final : public Transport, public TimingTrains {
     if (m.mismatch) return Status::Internal("simgrid transport: message size mismatch");
     return Status::OK();
   }
+
+ public:
   TimingTrains* timing() override { return f_->timing_transfers > 0 ? this : nullptr; }
   int64_t transfers() const override { return f_->timing_transfers; }
   double hop(int from, int to, size_t bytes) override {
@@ -412,7 +441,7 @@ class SimTransport final : public Transport, public TimingTrains {
     clock_->before_post();
     f_->messages[tag & 7] += 1;
     f_->bytes[tag & 7] += static_cast<double>(n);
-    return post_send(peer, nullptr, n, tag, f_->touch(me(), pieces));
+    return post_send(peer, nullptr, n, tag, touch(tag, pieces));
   }
   std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
     size_t n = 0;
@@ -423,7 +452,7 @@ class SimTransport final : public Transport, public TimingTrains {
     }
     if (!phantom) return Transport::irecvv(peer, pieces, tag);
     clock_->before_post();
-    (void)f_->touch(me(), pieces);
+    (void)touch(tag, pieces);
     return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, n, 0, nullptr, 0,
                                         f_->flow_cap(member(peer), me()));
   }
@@ -451,7 +480,7 @@ class SimTransport final : public Transport, public TimingTrains {
     SimFabric::post(c, true, m.get());
     if (!m->matched) {  // queued: buffer the bytes, the channel owns it from here
       if (bytes && !is_phantom(data)) {
-        m->copy = std::make_unique<uint8_t[]>(bytes);
+        m->copy.reset(new uint8_t[bytes]);  // not zero-filled: written at once
         std::memcpy(m->copy.get(), data, bytes);
         m->src = m->copy.get();
       }
@@ -466,6 +495,13 @@ class SimTransport final : public Transport, public TimingTrains {
   }
 
  private:
+  // The cache model (SimFabric::touch) follows tensor data. Control messages are the
+  // runtime's own bookkeeping in host memory: they neither touch nor consult it, and count
+  // as in cache. (Its blocks are keyed by address: a control buffer's place on the heap,
+  // which differs from run to run, would otherwise decide whether the next blob is hot.)
+  double touch(int tag, const std::vector<IoPiece>& pieces) {
+    return tag == kTagControl ? 1.0 : f_->touch(me(), pieces);
+  }
   const SimFabric::GroupLayout& layout() const {
     if (!layout_) layout_ = f_->group_layout(group_, *members_);
     return *layout_;

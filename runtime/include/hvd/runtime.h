@@ -220,7 +220,10 @@ class Runtime {
   /// time (Platform::shared_now). A harness that knows when its tensors become ready (a
   /// replayed training step) submits there the ones ready by then, with OpRequest::ready_at,
   /// instead of waking at every ready time: the loop sees exactly what it would have seen.
-  /// Null clears it. The hook may call enqueue() and must not block.
+  /// Null clears it. The hook may call enqueue() and must not block. Calls of the hook and
+  /// set_cycle_hook() exclude each other: once set_cycle_hook() returns, no call of the
+  /// previous hook is running or will start (a real loop thread runs the hook concurrently
+  /// with the thread that set it).
   void set_cycle_hook(std::function<void(double)> hook);
   /// The autotuner's current setting (consistent snapshot; safe from any thread).
   AutotuneState autotune_state() const;

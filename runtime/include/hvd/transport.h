@@ -99,6 +99,16 @@ class TimingTrains {
   virtual std::unique_ptr<Request> irecv_train(int peer, size_t bytes, double path_s, int tag) = 0;
 };
 
+/// Where a message whose size only its sender knows is written (Transport::isend_sized):
+/// room(n) returns n writable bytes, or null when it cannot take n.
+class SizedSink {
+ public:
+  virtual void* room(size_t bytes) = 0;
+
+ protected:
+  ~SizedSink() = default;
+};
+
 /// Point-to-point messaging among the members of one group of ranks.
 class Transport {
  public:
@@ -124,6 +134,22 @@ class Transport {
   /// receive stays posted and *pending gets it, to wait on further.
   virtual Status recv_until(int peer, void* data, size_t bytes, int tag, double deadline_s,
                             std::unique_ptr<Request>* pending);
+  /// Sends `bytes` as one message whose size the receiver learns from the message itself
+  /// (irecv_sized, recv_sized_until), as an MPI receiver does with MPI_Probe. The default
+  /// sends a fixed-size message of kSizedHead bytes (the size, then the first bytes) and,
+  /// only when the bytes do not fit there, a second one with the rest. A backend that
+  /// matches messages itself sends exactly `bytes` in one message (the simulator).
+  virtual std::unique_ptr<Request> isend_sized(int peer, const void* data, size_t bytes, int tag);
+  /// Receives a message sent with isend_sized() into sink->room(its size); the sink must
+  /// outlive the request.
+  virtual std::unique_ptr<Request> irecv_sized(int peer, SizedSink* sink, int tag);
+  /// irecv_sized() and a wait until platform time `deadline_s` (one step where the backend
+  /// can, like recv_until). On a time-out the receive stays posted and *pending gets it.
+  virtual Status recv_sized_until(int peer, SizedSink* sink, int tag, double deadline_s,
+                                  std::unique_ptr<Request>* pending);
+  /// The first message of the default isend_sized(): an 8-byte size, then up to
+  /// kSizedHead - 8 bytes of the message.
+  static constexpr size_t kSizedHead = 1024;
   /// Collective over the group: members with equal `color` form a new group, ordered by
   /// (`key`, rank). Every member must call it in the same order. Null if color < 0.
   virtual std::unique_ptr<Transport> split(int color, int key) = 0;
