@@ -38,7 +38,8 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
                : "process set " + std::to_string(req.process_set) + " does not exist"));
   }
   ProcessSet& ps = *found;
-  auto [slot, fresh] = ps.table.try_emplace(req.name);
+  // The name moves into the key (try_emplace leaves it in place when the key exists).
+  auto [slot, fresh] = ps.table.try_emplace(std::move(req.name));
   if (!fresh)
     return finished_handle(Status::InvalidArgument(
         "a tensor named '" + req.name + "' is already pending on this rank; names must be unique "
@@ -46,8 +47,7 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
   auto h = std::make_shared<HandleImpl>(signal_);
   const bool caller_runs = scheduler_->caller_will_drive_locked(req.caller_waits);
   const double at = req.ready_at >= 0 ? req.ready_at : opts_.platform->now();
-  slot->second = TensorEntry{std::move(req), h, at};
-  slot->second.req.name = std::string();  // the key holds it: one copy per pending tensor
+  slot->second = TensorEntry{std::move(req), h, at};  // the key holds the name: one copy
   ps.incoming.push_back(&*slot);
   lk.unlock();
   scheduler_->enqueued(caller_runs);

@@ -48,6 +48,8 @@ json to_json(const RunOutcome& o) {
   j["wall_s"] = o.wall_s;
   j["simulated_s"] = o.simulated_s;
   j["peak_rss_kib"] = o.peak_rss_kib;
+  j["steps_wall_s"] = o.steps_wall_s;
+  j["steps_cpu_s"] = o.steps_cpu_s;
   return j;
 }
 
@@ -58,6 +60,8 @@ RunOutcome from_json(const json& j) {
   o.wall_s = j.at("wall_s").get<double>();
   o.simulated_s = j.at("simulated_s").get<double>();
   o.peak_rss_kib = j.at("peak_rss_kib").get<int64_t>();
+  o.steps_wall_s = j.value("steps_wall_s", 0.0);
+  o.steps_cpu_s = j.value("steps_cpu_s", 0.0);
   return o;
 }
 
@@ -167,6 +171,19 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   ro.time_origin = 0;
   ro.max_tuning_steps = pt.config.autotune ? pt.workload.max_tuning_steps : 0;
   AutotuneState tuned;
+  // Rank 0's step ends in wall-clock and CPU seconds (RunOutcome::steps_wall_s).
+  struct Mark {
+    double wall, cpu;
+  };
+  auto mark = [&wall0] {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return Mark{std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count(),
+                static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                    1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec)};
+  };
+  std::vector<Mark> step_ends;
+  const Mark start = mark();
   std::vector<replay::ReplayResult> results(static_cast<size_t>(np));
   std::vector<Status> statuses(static_cast<size_t>(np));
   WorldInfo info;
@@ -178,6 +195,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
         replay::ReplayOptions mine = ro;
         if (ro.phantom) mine.memory = ro.device == DeviceKind::kCPU ? seams.cpu : seams.gpu;
         if (const auto& own = timings[static_cast<size_t>(seams.rank)]) mine.timing = &*own;
+        if (seams.rank == 0) mine.on_step = [&](int, const replay::StepSample&) { step_ends.push_back(mark()); };
         statuses[static_cast<size_t>(seams.rank)] =
             replay::replay_training(rt, *seams.platform, *plan, mine, &results[static_cast<size_t>(seams.rank)]);
         if (seams.rank == 0) tuned = rt.autotune_state();
@@ -196,6 +214,12 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   if (tuned.enabled) report::add_autotune_knobs(tuned, results[0].tuning_steps, &r.knobs);  // rank 0's view; all agree
   summarise(results, *plan, np, out);
   out->simulated_s = info.simulated_s;
+  const size_t measured = results[0].steps.size();
+  if (measured > 0 && step_ends.size() >= measured) {
+    const Mark& from = step_ends.size() > measured ? step_ends[step_ends.size() - measured - 1] : start;
+    out->steps_wall_s = step_ends.back().wall - from.wall;
+    out->steps_cpu_s = step_ends.back().cpu - from.cpu;
+  }
   out->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);

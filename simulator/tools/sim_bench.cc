@@ -1,9 +1,10 @@
 // hvdsim_bench: how fast the simulator runs (prints figures; not a test).
 //   hvdsim_bench [scenario] [--np 64,128,256,512] [--model resnet101] [--steps N] [--sweep]
 //                [--scale] [--set path=value ...]
-// For each np: wall seconds per simulated training step (one warm-up step excluded: the
-// wall time of a run with 1+N steps minus a run with 1 step, divided by N), and the
-// child's peak RSS. A star cluster too small for np gets more servers (nodes = np / GPUs
+// For each np, from one run of 1 warm-up and N measured steps: wall seconds per simulated
+// training step (the wall time from the end of the warm-up step to the end of the last
+// step, as rank 0's replay passes them, divided by N: RunOutcome::steps_wall_s), the same
+// in CPU seconds, and the child's peak RSS. A star cluster too small for np gets more servers (nodes = np / GPUs
 // per server, rounded up); other topologies must be sized with --set. With two or more
 // np: the fitted growth exponent (least-squares slope of log wall/step and log peak RSS
 // against log np: 1 = linear). --scale: np 512,1024,2048,4096 and --steps 1.
@@ -26,7 +27,9 @@ using namespace hvd::sim;
 namespace {
 
 struct Figure {
-  double wall = 0, simulated = 0, cpu = 0;
+  double wall = 0, simulated = 0;
+  double steps_wall = 0, steps_cpu = 0;  // over the measured steps
+  double sim_step = 0;                   // simulated seconds per step
   int64_t rss = 0;
 };
 
@@ -56,12 +59,10 @@ Figure run_once(const ScenarioPoint& base, const std::string& model, int np, int
       [&](std::string* r) {
         RunOutcome o;
         hvd::Status st = simulate_run(pt, model, np, RunOptions{}, &o);
-        rusage ru{};
-        getrusage(RUSAGE_SELF, &ru);
-        const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                           1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
         std::ostringstream os;
-        os << o.wall_s << ' ' << o.simulated_s << ' ' << o.peak_rss_kib << ' ' << cpu;
+        os.precision(17);
+        os << o.wall_s << ' ' << o.simulated_s << ' ' << o.peak_rss_kib << ' ' << o.steps_wall_s << ' '
+           << o.steps_cpu_s << ' ' << o.record.step_time_s;
         *r = os.str();
         return st;
       },
@@ -72,7 +73,7 @@ Figure run_once(const ScenarioPoint& base, const std::string& model, int np, int
   }
   Figure f;
   std::istringstream is(out);
-  is >> f.wall >> f.simulated >> f.rss >> f.cpu;
+  is >> f.wall >> f.simulated >> f.rss >> f.steps_wall >> f.steps_cpu >> f.sim_step;
   return f;
 }
 
@@ -147,17 +148,16 @@ int main(int argc, char** argv) {
     std::cerr << "hvdsim_bench: " << s.message() << "\n";
     return 2;
   }
-  // cpu/step_s: the same difference in CPU seconds (user + system) of the child, which
-  // moves less than wall time when other work shares the machine.
+  // cpu/step_s: the same in CPU seconds (user + system) of the child, which moves less
+  // than wall time when other work shares the machine.
   std::printf("%-10s %6s %14s %12s %14s %12s %12s\n", "model", "np", "wall/step_s", "cpu/step_s", "sim_step_s",
               "wall_1+N_s", "peak_rss_MiB");
   std::vector<double> xs, walls, cpus, rsss;
   for (int np : nps) {
-    Figure one = run_once(sc.points[0], model, np, 1);
-    Figure more = run_once(sc.points[0], model, np, 1 + steps);
-    const double per_step = (more.wall - one.wall) / steps;
-    const double sim_step = (more.simulated - one.simulated) / steps;
-    const double cpu_step = (more.cpu - one.cpu) / steps;
+    Figure more = run_once(sc.points[0], model, np, steps);
+    const double per_step = more.steps_wall / steps;
+    const double sim_step = more.sim_step;
+    const double cpu_step = more.steps_cpu / steps;
     std::printf("%-10s %6d %14.3f %12.3f %14.4f %12.2f %12.1f\n", model.c_str(), np, per_step, cpu_step, sim_step,
                 more.wall, static_cast<double>(more.rss) / 1024.0);
     std::fflush(stdout);

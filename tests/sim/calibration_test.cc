@@ -318,6 +318,29 @@ const report::RunRecord* find(const std::vector<report::RunRecord>& r, const std
   return nullptr;
 }
 
+// RunOutcome::steps_wall_s / steps_cpu_s (what hvdsim_bench divides by the steps): the
+// cost of the measured steps only, so more than nothing and less than the whole run, with
+// or without a warm-up step before them.
+TEST(Runner, MeasuredStepsCostIsPartOfTheRun) {
+  for (int warmup : {1, 0}) {
+    const std::string text = R"({"cluster": {"nodes": 1, "gpus_per_node": 4},
+        "workload": {"models": ["resnet50"], "steps": 2, "warmup_steps": )" + std::to_string(warmup) + R"(},
+        "sweep": {"np": [4]}})";
+    Scenario sc;
+    ASSERT_TRUE(parse_scenario(text, "steps_cost.json", {}, &sc).ok());
+    std::vector<report::RunRecord> recs;
+    std::vector<RunOutcome> outs;
+    ASSERT_TRUE(run_scenario(sc, RunOptions{}, &recs, &outs).ok());
+    const RunOutcome* four = nullptr;
+    for (const auto& o : outs)
+      if (o.record.np == 4) four = &o;
+    ASSERT_NE(four, nullptr);
+    EXPECT_GT(four->steps_wall_s, 0) << "warm-up " << warmup;
+    EXPECT_LT(four->steps_wall_s, four->wall_s) << "warm-up " << warmup;
+    EXPECT_GT(four->steps_cpu_s, 0) << "warm-up " << warmup;
+  }
+}
+
 // A training replay's phantom gradients have addresses of their own, so the cache model
 // follows them: of the ring's 2(p-1) sends per tensor, all but the first send a chunk this
 // rank has just reduced or received, which is in cache. Links only (free device), cold

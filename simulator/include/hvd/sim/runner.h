@@ -26,6 +26,12 @@ struct RunOutcome {
   double wall_s = 0;          ///< wall-clock seconds the simulation took
   double simulated_s = 0;     ///< simulated seconds
   int64_t peak_rss_kib = 0;   ///< child's peak resident memory
+  /// Wall-clock and CPU seconds the measured steps took: from the end of the last warm-up
+  /// step to the end of the last step, as rank 0 saw them (the simulation processes events
+  /// in simulated-time order, so that is the cost of simulating those steps, without
+  /// start-up and tear-down). Without warm-up steps, from the start of the simulation.
+  double steps_wall_s = 0;
+  double steps_cpu_s = 0;
 };
 
 /// Simulates one (point, model, np) in the current process (once per process).
