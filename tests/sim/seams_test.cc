@@ -90,13 +90,13 @@ TEST(SimSeams, MessageTimeAndPayload) {
     Transport& t = *k.transport;
     std::vector<char> buf(1000000, static_cast<char>(k.rank + 1));
     if (k.rank == 0) {
-      Status st = send(t, 1, buf.data(), buf.size(), kTagData);
-      (void)st;
+    Status st = send(t, 1, buf.data(), buf.size(), kTagData);
+    (void)st;
     } else {
-      std::vector<char> in(buf.size(), 0);
-      Status st = recv(t, 0, in.data(), in.size(), kTagData);
-      r = st.to_string() + ";" + std::to_string(k.platform->now()) + ";" +
-          std::to_string(int(in[0])) + std::to_string(int(in.back()));
+    std::vector<char> in(buf.size(), 0);
+    Status st = recv(t, 0, in.data(), in.size(), kTagData);
+    r = st.to_string() + ";" + std::to_string(k.platform->now()) + ";" +
+        std::to_string(int(in[0])) + std::to_string(int(in.back()));
     }
   });
   // alpha + n / B = 10 us + 1 ms
@@ -111,22 +111,22 @@ TEST(SimSeams, SmallSendsAreEagerLargeOnesRendezvous) {
     Transport& t = *k.transport;
     Platform& p = *k.platform;
     if (k.rank == 0) {
-      std::vector<char> small(1000, 7), large(1000000, 9);
-      Status a = t.isend(1, small.data(), small.size(), kTagData)->wait(kNoDeadline);
-      const double small_done = p.now();
-      std::fill(small.begin(), small.end(), 0);  // buffered: the receiver still gets 7s
-      Status b = t.isend(1, large.data(), large.size(), kTagData)->wait(kNoDeadline);
-      r += a.to_string() + b.to_string() + ";" + std::to_string(small_done) + ";" +
-           std::to_string(p.now()) + ";";
+    std::vector<char> small(1000, 7), large(1000000, 9);
+    Status a = t.isend(1, small.data(), small.size(), kTagData)->wait(kNoDeadline);
+    const double small_done = p.now();
+    std::fill(small.begin(), small.end(), 0);  // buffered: the receiver still gets 7s
+    Status b = t.isend(1, large.data(), large.size(), kTagData)->wait(kNoDeadline);
+    r += a.to_string() + b.to_string() + ";" + std::to_string(small_done) + ";" +
+         std::to_string(p.now()) + ";";
     } else {
-      p.sleep_for(2);
-      std::vector<char> small(1000, 0), large(1000000, 0);
-      Status a = recv(t, 0, small.data(), small.size(), kTagData);
-      const double small_in = p.now();
-      Status b = recv(t, 0, large.data(), large.size(), kTagData);
-      r += a.to_string() + b.to_string() + ";" + std::to_string(small_in) + ";" +
-           std::to_string(int(small[0])) + std::to_string(int(small.back())) +
-           std::to_string(int(large[0])) + ";";
+    p.sleep_for(2);
+    std::vector<char> small(1000, 0), large(1000000, 0);
+    Status a = recv(t, 0, small.data(), small.size(), kTagData);
+    const double small_in = p.now();
+    Status b = recv(t, 0, large.data(), large.size(), kTagData);
+    r += a.to_string() + b.to_string() + ";" + std::to_string(small_in) + ";" +
+         std::to_string(int(small[0])) + std::to_string(int(small.back())) +
+         std::to_string(int(large[0])) + ";";
     }
   });
   // Rank 1 finishes first (simulated time order of the appends is not guaranteed, so
@@ -161,35 +161,41 @@ TEST(SimSeams, TimedWaitDoesNotKillTheMessage) {
   EXPECT_EQ(out, "Timeout;OK;42");
 }
 
+// Two ranks on a 2-server star that move real bytes; `body` writes what it saw into its
+// string (rank 1's, in these tests). Returns it, or the world's error.
+std::string two_ranks_with_data(const std::function<void(RankSeams&, std::string&)>& body) {
+  return isolated([&body] {
+    std::string r;
+    WorldOptions o = star(2, 1);
+    o.with_data = true;
+    Status s = simulate_ranks(o, [&](RankSeams& k) { body(k, r); });
+    return s.ok() ? r : s.to_string();
+  });
+}
+
 // recv_until (the control plane's receive, one engine call): a message already on its way
 // arrives as from irecv + wait; one that misses the deadline leaves a posted receive behind
 // that gets it later, with the same bytes and the same arrival time as a plain receive.
 TEST(SimSeams, RecvUntilTimesOutAndTheReceiveStaysPosted) {
-  std::string out = isolated([] {
-    std::string r;
-    WorldOptions o = star(2, 1);
-    o.with_data = true;
-    Status s = simulate_ranks(o, [&](RankSeams& k) {
-      Transport& t = *k.transport;
-      int64_t v = 0;
-      if (k.rank == 0) {
-        v = 7;
-        (void)send(t, 1, &v, 8, kTagControl);  // at t = 0
-        k.platform->sleep_for(3);
-        v = 42;
-        (void)send(t, 1, &v, 8, kTagControl);  // at t = 3
-      } else {
-        std::unique_ptr<Request> pending;
-        Status a = t.recv_until(0, &v, 8, kTagControl, k.platform->now() + 1, &pending);
-        r += a.to_string() + ";" + std::to_string(v) + ";" + std::to_string(pending != nullptr) + ";";
-        Status b = t.recv_until(0, &v, 8, kTagControl, k.platform->now() + 1, &pending);
-        r += b.to_string().substr(0, 7) + ";" + std::to_string(pending != nullptr) + ";";
-        Status c = pending ? pending->wait(kNoDeadline) : Status::Internal("no pending receive");
-        // The second message left at 3 s: 10 us of latency and 8 bytes at 1 GB/s later.
-        r += c.to_string() + ";" + std::to_string(v) + ";" + std::to_string(std::fabs(k.platform->now() - 3.000010008) < 1e-9);
-      }
-    });
-    return s.ok() ? r : s.to_string();
+  std::string out = two_ranks_with_data([](RankSeams& k, std::string& r) {
+    Transport& t = *k.transport;
+    int64_t v = 0;
+    if (k.rank == 0) {
+      v = 7;
+      (void)send(t, 1, &v, 8, kTagControl);  // at t = 0
+      k.platform->sleep_for(3);
+      v = 42;
+      (void)send(t, 1, &v, 8, kTagControl);  // at t = 3
+    } else {
+      std::unique_ptr<Request> pending;
+      Status a = t.recv_until(0, &v, 8, kTagControl, k.platform->now() + 1, &pending);
+      r += a.to_string() + ";" + std::to_string(v) + ";" + std::to_string(pending != nullptr) + ";";
+      Status b = t.recv_until(0, &v, 8, kTagControl, k.platform->now() + 1, &pending);
+      r += b.to_string().substr(0, 7) + ";" + std::to_string(pending != nullptr) + ";";
+      Status c = pending ? pending->wait(kNoDeadline) : Status::Internal("no pending receive");
+      // The second message left at 3 s: 10 us of latency and 8 bytes at 1 GB/s later.
+      r += c.to_string() + ";" + std::to_string(v) + ";" + std::to_string(std::fabs(k.platform->now() - 3.000010008) < 1e-9);
+    }
   });
   EXPECT_EQ(out, "OK;7;0;Timeout;1;OK;42;1");
 }
@@ -199,41 +205,35 @@ TEST(SimSeams, RecvUntilTimesOutAndTheReceiveStaysPosted) {
 // receive posted after the send starts the flow then, one posted first gets it when it is
 // sent, a large one goes by rendezvous, and a receive that times out stays posted.
 TEST(SimSeams, SizedMessagesAreOneTransferOfTheirSize) {
-  std::string out = isolated([] {
-    std::string r;
-    WorldOptions o = star(2, 1);
-    o.with_data = true;
-    Status s = simulate_ranks(o, [&](RankSeams& k) {
-      Transport& t = *k.transport;
-      std::vector<uint8_t> a(5000), b(20000);
-      for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i * 3);
-      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(i * 5 + 1);
-      if (k.rank == 0) {
-        (void)t.isend_sized(1, a.data(), a.size(), kTagControl)->wait(kNoDeadline);  // at t = 0
-        k.platform->sleep_for(3);
-        (void)t.isend_sized(1, b.data(), b.size(), kTagControl)->wait(kNoDeadline);  // at t = 3
-      } else {
-        struct Sink final : SizedSink {
-          std::vector<uint8_t> got;
-          void* room(size_t n) override {
-            got.resize(n);
-            return got.data();
-          }
-        } first, second;
-        k.platform->sleep_for(0.5);
-        std::unique_ptr<Request> pending;
-        Status x = t.recv_sized_until(0, &first, kTagControl, k.platform->now() + 1, &pending);
-        // Posted at 0.5 s, after the send: 10 us of latency and 5000 bytes at 1 GB/s.
-        r += x.to_string() + ";" + std::to_string(first.got == a) + ";" +
-             std::to_string(std::fabs(k.platform->now() - 0.500015) < 1e-9) + ";";
-        Status y = t.recv_sized_until(0, &second, kTagControl, k.platform->now() + 1, &pending);
-        r += y.to_string().substr(0, 7) + ";" + std::to_string(pending != nullptr) + ";";
-        Status z = pending ? pending->wait(kNoDeadline) : Status::Internal("no pending receive");
-        r += z.to_string() + ";" + std::to_string(second.got == b) + ";" +
-             std::to_string(std::fabs(k.platform->now() - 3.00003) < 1e-9);
-      }
-    });
-    return s.ok() ? r : s.to_string();
+  std::string out = two_ranks_with_data([](RankSeams& k, std::string& r) {
+    Transport& t = *k.transport;
+    std::vector<uint8_t> a(5000), b(20000);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i * 3);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(i * 5 + 1);
+    if (k.rank == 0) {
+      (void)t.isend_sized(1, a.data(), a.size(), kTagControl)->wait(kNoDeadline);  // at t = 0
+      k.platform->sleep_for(3);
+      (void)t.isend_sized(1, b.data(), b.size(), kTagControl)->wait(kNoDeadline);  // at t = 3
+    } else {
+      struct Sink final : SizedSink {
+        std::vector<uint8_t> got;
+        void* room(size_t n) override {
+          got.resize(n);
+          return got.data();
+        }
+      } first, second;
+      k.platform->sleep_for(0.5);
+      std::unique_ptr<Request> pending;
+      Status x = t.recv_sized_until(0, &first, kTagControl, k.platform->now() + 1, &pending);
+      // Posted at 0.5 s, after the send: 10 us of latency and 5000 bytes at 1 GB/s.
+      r += x.to_string() + ";" + std::to_string(first.got == a) + ";" +
+           std::to_string(std::fabs(k.platform->now() - 0.500015) < 1e-9) + ";";
+      Status y = t.recv_sized_until(0, &second, kTagControl, k.platform->now() + 1, &pending);
+      r += y.to_string().substr(0, 7) + ";" + std::to_string(pending != nullptr) + ";";
+      Status z = pending ? pending->wait(kNoDeadline) : Status::Internal("no pending receive");
+      r += z.to_string() + ";" + std::to_string(second.got == b) + ";" +
+           std::to_string(std::fabs(k.platform->now() - 3.00003) < 1e-9);
+    }
   });
   EXPECT_EQ(out, "OK;1;1;Timeout;1;OK;1;1");
 }
