@@ -161,18 +161,6 @@ TEST(SimSeams, TimedWaitDoesNotKillTheMessage) {
   EXPECT_EQ(out, "Timeout;OK;42");
 }
 
-// Two ranks on a 2-server star that move real bytes; `body` writes what it saw into its
-// string (rank 1's, in these tests). Returns it, or the world's error.
-std::string two_ranks_with_data(const std::function<void(RankSeams&, std::string&)>& body) {
-  return isolated([&body] {
-    std::string r;
-    WorldOptions o = star(2, 1);
-    o.with_data = true;
-    Status s = simulate_ranks(o, [&](RankSeams& k) { body(k, r); });
-    return s.ok() ? r : s.to_string();
-  });
-}
-
 // recv_until (the control plane's receive, one engine call): a message already on its way
 // arrives as from irecv + wait; one that misses the deadline leaves a posted receive behind
 // that gets it later, with the same bytes and the same arrival time as a plain receive.
