@@ -1,7 +1,6 @@
 #include "core/control_plane.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -48,10 +47,16 @@ Status ControlPlane::wait(Request& req, int peer, const char* what, double start
   }
 }
 
+// A receive started at `start` first waits until the first stall warning (or the give-up
+// time, if sooner).
+double ControlPlane::first_deadline(double start) const {
+  return std::min(start + warn_s_, shutdown_s_ > 0 ? start + shutdown_s_ : kNoDeadline);
+}
+
 Status ControlPlane::recv(int peer, void* data, size_t bytes, const char* what) {
   // The common case in one transport call: the message comes before the first warning.
   const double start = p_.now();
-  const double first = std::min(start + warn_s_, shutdown_s_ > 0 ? start + shutdown_s_ : kNoDeadline);
+  const double first = first_deadline(start);
   std::unique_ptr<Request> pending;
   Status s = t_.recv_until(peer, data, bytes, kTagControl, first, &pending);
   if (s.code() != StatusCode::kTimeout || !pending) return s;
@@ -90,7 +95,7 @@ Status ControlPlane::recv_blob(int peer, Buffer* out) {
   AppendSink<Buffer> sink(out);
   // The common case in one transport call: the message comes before the first warning.
   const double start = p_.now();
-  const double first = std::min(start + warn_s_, shutdown_s_ > 0 ? start + shutdown_s_ : kNoDeadline);
+  const double first = first_deadline(start);
   std::unique_ptr<Request> pending;
   Status s = t_.recv_sized_until(peer, &sink, kTagControl, first, &pending);
   if (s.code() != StatusCode::kTimeout || !pending) return s;

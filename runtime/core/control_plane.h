@@ -78,6 +78,8 @@ class ControlPlane {
   /// Waits for `req`, warning every warn_s and giving up at shutdown_s after `start`
   /// (platform time; < 0: now).
   Status wait(Request& req, int peer, const char* what, double start = -1);
+  /// Platform time until which a receive started at `start` waits before its first warning.
+  double first_deadline(double start) const;
   /// Receives from `peer` with the same warnings and give-up time as wait().
   Status recv(int peer, void* data, size_t bytes, const char* what);
   std::vector<int> children() const;
