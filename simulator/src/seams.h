@@ -4,7 +4,6 @@
 #include <simgrid/s4u.hpp>
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -73,7 +72,6 @@ struct DataMatch {
 class MatchQueue {
  public:
   bool empty() const { return !head_; }
-  DataMatch* front() const { return head_; }
   void push_back(DataMatch* m) {
     m->next = nullptr;
     (tail_ ? tail_->next : head_) = m;

@@ -4,13 +4,12 @@
 // For each np, from one run of 1 warm-up and N measured steps: wall seconds per simulated
 // training step (the wall time from the end of the warm-up step to the end of the last
 // step, as rank 0's replay passes them, divided by N: RunOutcome::steps_wall_s), the same
-// in CPU seconds, and the child's peak RSS. A star cluster too small for np gets more servers (nodes = np / GPUs
-// per server, rounded up); other topologies must be sized with --set. With two or more
+// in CPU seconds, and the child's peak RSS. A star cluster too small for np gets more
+// servers (nodes = np / GPUs per server, rounded up); other topologies must be sized with
+// --set. With two or more
 // np: the fitted growth exponent (least-squares slope of log wall/step and log peak RSS
 // against log np: 1 = linear). --scale: np 512,1024,2048,4096 and --steps 1.
 // With --sweep: the whole scenario sweep's wall time as hvdsim runs it.
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -154,17 +153,17 @@ int main(int argc, char** argv) {
               "wall_1+N_s", "peak_rss_MiB");
   std::vector<double> xs, walls, cpus, rsss;
   for (int np : nps) {
-    Figure more = run_once(sc.points[0], model, np, steps);
-    const double per_step = more.steps_wall / steps;
-    const double sim_step = more.sim_step;
-    const double cpu_step = more.steps_cpu / steps;
+    const Figure f = run_once(sc.points[0], model, np, steps);
+    const double per_step = f.steps_wall / steps;
+    const double sim_step = f.sim_step;
+    const double cpu_step = f.steps_cpu / steps;
     std::printf("%-10s %6d %14.3f %12.3f %14.4f %12.2f %12.1f\n", model.c_str(), np, per_step, cpu_step, sim_step,
-                more.wall, static_cast<double>(more.rss) / 1024.0);
+                f.wall, static_cast<double>(f.rss) / 1024.0);
     std::fflush(stdout);
     xs.push_back(np);
     walls.push_back(per_step);
     cpus.push_back(cpu_step);
-    rsss.push_back(static_cast<double>(more.rss));
+    rsss.push_back(static_cast<double>(f.rss));
   }
   if (xs.size() >= 2)
     std::printf("growth exponent (log-log slope over np %d..%d): wall/step %.2f, cpu/step %.2f, peak RSS %.2f "
