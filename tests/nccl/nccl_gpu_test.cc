@@ -58,6 +58,36 @@ TEST_F(DeviceKernels, ScaleMatchesHostForEveryDtype) {
     }
 }
 
+// The kernels move whole 16-byte vectors where both operands allow it and single elements
+// around them: every start offset within a vector (equal and different for the two
+// operands), lengths around a vector's worth of elements, and the bytes outside the range
+// untouched. Each result equals the host kernel's on the same bytes.
+TEST_F(DeviceKernels, KernelsAtEveryAlignmentAndLength) {
+  for (DataType dt : all_dtypes()) {
+    const int64_t es = static_cast<int64_t>(dtype_size(dt)), lanes = 16 / es;
+    const int64_t span = 2 * lanes + 4100;  // room for any offset and length below, plus guard
+    for (int64_t n : {int64_t{0}, int64_t{1}, lanes - 1, lanes, lanes + 1, 3 * lanes + 5, int64_t{4096} + 7})
+      for (int64_t da = 0; da < lanes; da += (lanes > 4 ? 3 : 1))
+        for (int64_t sa : {da, (da + 1) % lanes}) {
+          const ReduceOp op = n % 2 ? ReduceOp::kMax : ReduceOp::kSum;
+          std::vector<uint8_t> a = make_data(0, dt, op, span), b = make_data(1, dt, op, span);
+          char* d = static_cast<char*>(upload(a));
+          char* s = static_cast<char*>(upload(b));
+          gpu_->reduce(d + da * es, s + sa * es, n, dt, op);
+          reduce_host(a.data() + da * es, b.data() + sa * es, n, dt, op);
+          gpu_->scale(s + sa * es, n, dt, 0.5);
+          scale_host(b.data() + sa * es, n, dt, 0.5);
+          EXPECT_EQ(download(d, a.size()), a) << dtype_name(dt) << " reduce n=" << n << " at " << da << "/" << sa;
+          EXPECT_EQ(download(s, b.size()), b) << dtype_name(dt) << " scale n=" << n << " at " << sa;
+          gpu_->fill_identity(d + sa * es, n, dt, ReduceOp::kMin);
+          fill_identity_host(a.data() + sa * es, n, dt, ReduceOp::kMin);
+          EXPECT_EQ(download(d, a.size()), a) << dtype_name(dt) << " fill n=" << n << " at " << sa;
+          for (void* p : {static_cast<void*>(d), static_cast<void*>(s)}) gpu_->release(p);
+          owned_.resize(owned_.size() - 2);
+        }
+  }
+}
+
 TEST_F(DeviceKernels, FillIdentityMatchesHost) {
   for (DataType dt : all_dtypes())
     for (ReduceOp op : all_ops()) {

@@ -61,51 +61,128 @@ __device__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) {
 }
 
 template <class T>
-__global__ void reduce_kernel(T* __restrict__ dst, const T* __restrict__ src, int64_t n, int op) {
+__device__ T combine(T x, T y, int op) {
   using A = typename Arith<T>::type;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const A a = widen(dst[i]), b = widen(src[i]);
-    A r;
-    switch (op) {
-      case 1:
-        r = a * b;
-        break;
-      case 2:
-        r = b < a ? b : a;
-        break;
-      case 3:
-        r = a < b ? b : a;
-        break;
-      default:
-        r = a + b;
-        break;
-    }
-    dst[i] = narrow<T>(r);
+  const A a = widen(x), b = widen(y);
+  A r;
+  switch (op) {
+    case 1:
+      r = a * b;
+      break;
+    case 2:
+      r = b < a ? b : a;
+      break;
+    case 3:
+      r = a < b ? b : a;
+      break;
+    default:
+      r = a + b;
+      break;
+  }
+  return narrow<T>(r);
+}
+
+template <class T>
+__device__ T scaled(T v, double f) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(llround(static_cast<double>(v) * f));
+  } else if constexpr (std::is_same_v<T, float>) {
+    return v * static_cast<float>(f);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return v * f;
+  } else {
+    return narrow<T>(static_cast<float>(static_cast<double>(widen(v)) * f));
+  }
+}
+
+// Elements per 16-byte vector: every thread moves whole uint4s (one 128-bit load or store
+// per operand), the element-wise work runs on registers. One element per thread would issue
+// 1-, 2- or 4-byte accesses and leave 8- and 16-bit types at a third to a half of the
+// memory bandwidth a copy reaches (measured on an H200: docs/nccl.md, "GPU checks").
+template <class T>
+constexpr int kLanes = 16 / static_cast<int>(sizeof(T));
+
+// The elements [lo, hi) of n that fill whole 16-byte vectors at both addresses: possible
+// when a and b sit at the same offset within 16 bytes (always for the runtime's buffers,
+// which are 2 MiB-aligned allocations with fused tensors at matching offsets); lo = hi = 0
+// otherwise.
+template <class T>
+__device__ void vector_span(const void* a, const void* b, int64_t n, int64_t* lo, int64_t* hi) {
+  const uintptr_t pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+  if (((pa ^ pb) & 15) != 0 || pa % sizeof(T) != 0) {
+    *lo = *hi = 0;
+    return;
+  }
+  int64_t head = static_cast<int64_t>(((16 - (pa & 15)) & 15) / sizeof(T));
+  head = head < n ? head : n;
+  *lo = head;
+  *hi = head + (n - head) / kLanes<T> * kLanes<T>;
+}
+
+// Element index of the j-th element outside [lo, hi): the head, then the tail.
+__device__ int64_t outside(int64_t j, int64_t lo, int64_t hi) {
+  return j < lo ? j : hi + (j - lo);
+}
+
+// Grid-stride over n elements: whole 16-byte vectors where vector_span allows, the head and
+// tail (or everything) element by element. Same arithmetic either way, so results do not
+// depend on alignment (test DeviceKernels.KernelsAtEveryAlignmentAndLength).
+template <class T>
+__global__ void reduce_kernel(T* __restrict__ dst, const T* __restrict__ src, int64_t n, int op) {
+  constexpr int V = kLanes<T>;
+  const int64_t tid = blockIdx.x * int64_t{blockDim.x} + threadIdx.x, stride = int64_t{gridDim.x} * blockDim.x;
+  int64_t lo, hi;
+  vector_span<T>(dst, src, n, &lo, &hi);
+  uint4* d4 = reinterpret_cast<uint4*>(dst + lo);
+  const uint4* s4 = reinterpret_cast<const uint4*>(src + lo);
+  for (int64_t i = tid; i < (hi - lo) / V; i += stride) {
+    uint4 x = d4[i];
+    const uint4 y = __ldg(s4 + i);
+    T* xe = reinterpret_cast<T*>(&x);
+    const T* ye = reinterpret_cast<const T*>(&y);
+#pragma unroll
+    for (int k = 0; k < V; ++k) xe[k] = combine(xe[k], ye[k], op);
+    d4[i] = x;
+  }
+  for (int64_t j = tid; j < n - (hi - lo); j += stride) {
+    const int64_t i = outside(j, lo, hi);
+    dst[i] = combine(dst[i], src[i], op);
   }
 }
 
 template <class T>
 __global__ void scale_kernel(T* buf, int64_t n, double f) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    if constexpr (std::is_integral_v<T>) {
-      buf[i] = static_cast<T>(llround(static_cast<double>(buf[i]) * f));
-    } else if constexpr (std::is_same_v<T, float>) {
-      buf[i] *= static_cast<float>(f);
-    } else if constexpr (std::is_same_v<T, double>) {
-      buf[i] *= f;
-    } else {
-      buf[i] = narrow<T>(static_cast<float>(static_cast<double>(widen(buf[i])) * f));
-    }
+  constexpr int V = kLanes<T>;
+  const int64_t tid = blockIdx.x * int64_t{blockDim.x} + threadIdx.x, stride = int64_t{gridDim.x} * blockDim.x;
+  int64_t lo, hi;
+  vector_span<T>(buf, buf, n, &lo, &hi);
+  uint4* b4 = reinterpret_cast<uint4*>(buf + lo);
+  for (int64_t i = tid; i < (hi - lo) / V; i += stride) {
+    uint4 x = b4[i];
+    T* xe = reinterpret_cast<T*>(&x);
+#pragma unroll
+    for (int k = 0; k < V; ++k) xe[k] = scaled(xe[k], f);
+    b4[i] = x;
+  }
+  for (int64_t j = tid; j < n - (hi - lo); j += stride) {
+    const int64_t i = outside(j, lo, hi);
+    buf[i] = scaled(buf[i], f);
   }
 }
 
 template <class T>
 __global__ void fill_kernel(T* buf, int64_t n, T v) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x)
-    buf[i] = v;
+  constexpr int V = kLanes<T>;
+  const int64_t tid = blockIdx.x * int64_t{blockDim.x} + threadIdx.x, stride = int64_t{gridDim.x} * blockDim.x;
+  int64_t lo, hi;
+  vector_span<T>(buf, buf, n, &lo, &hi);
+  uint4 x;
+  T* xe = reinterpret_cast<T*>(&x);
+#pragma unroll
+  for (int k = 0; k < V; ++k) xe[k] = v;
+  uint4* b4 = reinterpret_cast<uint4*>(buf + lo);
+  for (int64_t i = tid; i < (hi - lo) / V; i += stride) b4[i] = x;
+  for (int64_t j = tid; j < n - (hi - lo); j += stride) buf[outside(j, lo, hi)] = v;
 }
 
 struct CopyBatch {
@@ -132,22 +209,28 @@ __global__ void batched_copy_kernel(CopyBatch b) {
     static_cast<char*>(s.dst)[i] = static_cast<const char*>(s.src)[i];
 }
 
+// Threads for n elements of T: one per 16-byte vector (the tail is shorter than a vector).
+template <class T>
+int blocks_for_vectors(int64_t n) {
+  return blocks_for((n + kLanes<T> - 1) / kLanes<T>);
+}
+
 template <class T>
 cudaError_t reduce_t(void* d, const void* s, int64_t n, int op, cudaStream_t st) {
   reduce_kernel<T>
-      <<<blocks_for(n), kThreads, 0, st>>>(static_cast<T*>(d), static_cast<const T*>(s), n, op);
+      <<<blocks_for_vectors<T>(n), kThreads, 0, st>>>(static_cast<T*>(d), static_cast<const T*>(s), n, op);
   return cudaGetLastError();
 }
 
 template <class T>
 cudaError_t scale_t(void* b, int64_t n, double f, cudaStream_t st) {
-  scale_kernel<T><<<blocks_for(n), kThreads, 0, st>>>(static_cast<T*>(b), n, f);
+  scale_kernel<T><<<blocks_for_vectors<T>(n), kThreads, 0, st>>>(static_cast<T*>(b), n, f);
   return cudaGetLastError();
 }
 
 template <class T>
 cudaError_t fill_t(void* b, int64_t n, T v, cudaStream_t st) {
-  fill_kernel<T><<<blocks_for(n), kThreads, 0, st>>>(static_cast<T*>(b), n, v);
+  fill_kernel<T><<<blocks_for_vectors<T>(n), kThreads, 0, st>>>(static_cast<T*>(b), n, v);
   return cudaGetLastError();
 }
 
