@@ -8,7 +8,9 @@
 #      CUDA architectures $CUDA_ARCHS (default: native, i.e. the GPUs of this machine);
 #   2. ctest -L gpu at np = 1 (one GPU): every test must pass and none may be skipped;
 #   3. compute-sanitizer: memcheck (with leak check) on hvd_nccl_gpu_tests and on an
-#      hvdbench --device gpu run; racecheck, synccheck and initcheck on the kernel tests;
+#      hvdbench --device gpu run (verdict: scripts/sanitizer_verdict.py); racecheck,
+#      synccheck and initcheck on the kernel tests; then hvd_gpu_microbench (kernels and
+#      fusion copies against cudaMemcpy) and hvdbench --calibrate --device gpu;
 #   4. hvdbench --device gpu collective sweeps, 1 MiB ... 256 MiB (x2), float32 sum, hvd
 #      against ncclAllReduce called directly in the same run: at np = 1 and, when the
 #      machine has more GPUs, at np = all of them; text and CSV (algbw/busbw) per run;
@@ -89,11 +91,20 @@ no_skips() {
 step ctest_gpu no_skips
 grep -E 'tests passed|tests failed out of' "$OUT/ctest_gpu.log" | sort -u | sed 's/^/   /' | tee -a "$SUMMARY"
 
-# 3. compute-sanitizer.
+# 3. compute-sanitizer. memcheck's verdict comes from scripts/sanitizer_verdict.py: NCCL
+#    2.28's communicator init probes kernels with cudaFuncGetAttributes and ignores the "no
+#    kernel image" answers (4 per ncclCommInitRank on an H200); those API errors inside
+#    libnccl are counted and reported, any other error fails the step.
+sanitize() {
+  local log=$OUT/$1.log
+  shift
+  "$SANITIZER" "$@" >"$log" 2>&1
+  python3 "$ROOT/scripts/sanitizer_verdict.py" "$log"
+}
 if [ -n "$SANITIZER" ]; then
-  step memcheck_gpu_tests "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 3 \
+  step memcheck_gpu_tests_run sanitize memcheck_gpu_tests --tool memcheck --leak-check full \
     "$GPU_TESTS"
-  step memcheck_hvdbench "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 3 \
+  step memcheck_hvdbench_run sanitize memcheck_hvdbench --tool memcheck --leak-check full \
     --target-processes all "$HVDBENCH" --device gpu --collective allreduce -b 1M -e 4M --check \
     -n 3 -w 1
   step racecheck_kernels "$SANITIZER" --tool racecheck --error-exitcode 3 "$GPU_TESTS" \
@@ -102,11 +113,25 @@ if [ -n "$SANITIZER" ]; then
     --gtest_filter='DeviceKernels.*'
   step initcheck_kernels "$SANITIZER" --tool initcheck --error-exitcode 3 "$GPU_TESTS" \
     --gtest_filter='DeviceKernels.*:NativeCollectivesOnGpu.*'
-  grep -H 'ERROR SUMMARY' "$OUT"/*check*.log 2>/dev/null | sed "s|$OUT/|   |" | tee -a "$SUMMARY"
+  grep -h 'ERROR SUMMARY' "$OUT"/*_run.log 2>/dev/null | sed 's/^/   /' | tee -a "$SUMMARY"
+  grep -H 'ERROR SUMMARY' "$OUT"/*check_kernels.log 2>/dev/null | sed "s|$OUT/|   |" | tee -a "$SUMMARY"
 else
   note "== compute-sanitizer not found (it ships with the CUDA toolkit): step 3 NOT RUN"
   FAILED+=(compute-sanitizer-missing)
 fi
+
+# 3b. Device work against cudaMemcpy (of_memcpy: target >= 0.8 for the kernels past the L2)
+#     and the calibration hvdsim reads (copy / reduce rates of this GPU).
+MICROBENCH=$BUILD_DIR/bench/microbench/hvd_gpu_microbench
+if [ -x "$MICROBENCH" ]; then
+  step gpu_microbench "$MICROBENCH" --benchmark_out="$OUT/gpu_microbench.json" \
+    --benchmark_out_format=json --benchmark_min_time=0.2
+  grep -E '^BM_' "$OUT/gpu_microbench.log" | grep -E '536870912|FusionCopy' | sed 's/^/   /' | tee -a "$SUMMARY"
+else
+  note "== $MICROBENCH not built (Google Benchmark missing?): no kernel figures"
+fi
+step calibrate_gpu "$HVDBENCH" --calibrate "$OUT/calibration_gpu.json" --device gpu
+grep -E '^device' "$OUT/calibrate_gpu.log" | sed 's/^/   /' | tee -a "$SUMMARY"
 
 # 4. Collective sweeps: text as printed, and CSV of the data rows.
 to_csv() {

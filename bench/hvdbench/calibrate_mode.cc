@@ -22,6 +22,7 @@
 #include "hvd/device.h"
 #include "hvd/transport.h"
 #include "bench_world.h"
+#include "gpu_world.h"
 #include "rank_runtime.h"
 #ifdef HVD_HAVE_MPI
 #include "hvd/mpi.h"  // make_mpi_world_transport: the links are measured on MPI's transport
@@ -312,15 +313,17 @@ json measure_links(Transport& t, const World& w, bool same_node, const Options& 
 // gets while all of them work, as in the steps of a ring. Copy and reduce phases alternate,
 // so both figures sample the same minutes of a host whose memory speed drifts, and each is
 // the median phase: one long stall from other work does not decide it.
-template <typename A, typename B>
+// `finish` waits for the operations issued (an asynchronous GPU device's synchronize()).
+template <typename A, typename B, typename F>
 std::pair<double, double> phase_rates(const World& w, A op_a, B op_b, int phases, int per,
-                                      size_t bytes) {
-  op_a(), op_b();  // first touch
+                                      size_t bytes, F finish) {
+  op_a(), op_b(), finish();  // first touch
   std::vector<double> ta, tb;
   auto phase = [&](auto& op, std::vector<double>& out) {
     w.barrier();
     const double t0 = now_s();
     for (int i = 0; i < per; ++i) op();
+    finish();
     w.barrier();  // a rank that got its core late started late: wait for it
     out.push_back(w.max_of(now_s() - t0) / per);
   };
@@ -346,13 +349,14 @@ json measure_device(const World& w, const Options& o) {
           cpu->reduce(a.data(), b.data(), static_cast<int64_t>(bytes / sizeof(float)), DataType::kFloat32,
                       ReduceOp::kSum);
         },
-        phases, per, bytes);
+        phases, per, bytes, [] {});
   };
   double copy = 0, reduce = 0, copy_hot = 0, reduce_hot = 0;
   // 9 phases of 64 MiB x 3 (a phase is tens of ms: several scheduler turns), and of 1 MiB x 100.
   rates(kDeviceBytes, 9, std::max(3, o.iters / 6), &copy, &reduce);
   rates(kHotDeviceBytes, 9, std::max(100, o.iters * 5), &copy_hot, &reduce_hot);
-  return {{"buffer_bytes", kDeviceBytes},
+  return {{"kind", "cpu"},
+          {"buffer_bytes", kDeviceBytes},
           {"copy_bandwidth_Bps", copy},
           {"reduce_bandwidth_Bps", reduce},
           {"hot_buffer_bytes", kHotDeviceBytes},
@@ -360,6 +364,51 @@ json measure_device(const World& w, const Options& o) {
           {"reduce_bandwidth_hot_Bps", reduce_hot},
           {"reduce_dtype", "float32"},
           {"concurrent_ranks", w.size}};
+}
+
+// --device gpu: the same figures on the rank's GPU through the NCCL backend's CudaDevice
+// (copies as the runtime issues them: the copy engine above 1 MiB; the reduce kernel), each
+// phase's work queued on the device stream and waited for once. 256 MiB operands are far
+// past any L2 (50-60 MB on Hopper); the hot figure uses 4 MiB, which stays in it. Rates
+// count the tensor once, like the CPU figures (a copy moves 2x that through memory, a
+// reduction 3x).
+Status measure_gpu_device(const World& w, const Options& o, json* out) {
+  constexpr size_t kBytes = size_t{256} << 20, kHot = size_t{4} << 20;
+  std::unique_ptr<Device> gpu;
+  std::string name;
+  // The GPU of the other modes: local rank (mpirun's, else the world rank) modulo the GPUs.
+  const char* lr = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  HVD_RETURN_IF_ERROR(make_gpu_device(lr ? std::atoi(lr) : w.rank, &gpu, &name));
+  void* a = gpu->allocate(kBytes);
+  void* b = gpu->allocate(kBytes);
+  gpu->fill_identity(a, kBytes / sizeof(float), DataType::kFloat32, ReduceOp::kSum);  // zeros
+  gpu->fill_identity(b, kBytes / sizeof(float), DataType::kFloat32, ReduceOp::kSum);
+  auto rates = [&](size_t bytes, int phases, int per, double* copy, double* reduce) {
+    std::tie(*copy, *reduce) = phase_rates(
+        w, [&] { gpu->copy(a, b, bytes); },
+        [&] {
+          gpu->reduce(a, b, static_cast<int64_t>(bytes / sizeof(float)), DataType::kFloat32, ReduceOp::kSum);
+        },
+        phases, per, bytes, [&] { gpu->synchronize(); });
+  };
+  double copy = 0, reduce = 0, copy_hot = 0, reduce_hot = 0;
+  rates(kBytes, 9, std::max(10, o.iters), &copy, &reduce);
+  rates(kHot, 9, std::max(200, o.iters * 10), &copy_hot, &reduce_hot);
+  Status err = gpu->last_error();
+  gpu->release(a);
+  gpu->release(b);
+  HVD_RETURN_IF_ERROR(err);
+  *out = {{"kind", "gpu"},
+          {"name", name},
+          {"buffer_bytes", kBytes},
+          {"copy_bandwidth_Bps", copy},
+          {"reduce_bandwidth_Bps", reduce},
+          {"hot_buffer_bytes", kHot},
+          {"copy_bandwidth_hot_Bps", copy_hot},
+          {"reduce_bandwidth_hot_Bps", reduce_hot},
+          {"reduce_dtype", "float32"},
+          {"concurrent_ranks", w.size}};
+  return Status::OK();
 }
 
 // The runtime's cost for a one-element allreduce. On an oversubscribed host the figure is
@@ -502,7 +551,13 @@ int run_calibrate_mode(const Options& o, bool mpi) {
   if (doc.contains("cache_probe") && doc["cache_probe"]["effective_bytes_per_rank"].get<double>() > 0)
     doc["cache_bytes_per_rank"] = doc["cache_probe"]["effective_bytes_per_rank"];
   if (w.rank == 0 && !o.quiet) std::cerr << "hvdbench: calibrate: copy and reduce throughput\n";
-  doc["device"] = measure_device(w, o);
+  if (o.device == "gpu") {
+    json g;
+    if (Status gs = measure_gpu_device(w, o, &g); !gs.ok()) return fail(w, "--device gpu: " + gs.message());
+    doc["device"] = g;
+  } else {
+    doc["device"] = measure_device(w, o);
+  }
   split_overhead(w.size, exchange_latency, &rt);
   doc["runtime"] = rt;
   int code = kExitOk;
@@ -526,9 +581,10 @@ int run_calibrate_mode(const Options& o, bool mpi) {
                   doc["nodes"].get<int>(), o.calibrate.c_str());
       show(doc["links"]["intra_node"], "intra-node");
       show(doc["links"]["inter_node"], "inter-node");
-      std::printf("device     copy %.2f GB/s, float32 sum reduce %.2f GB/s per rank\n",
+      std::printf("device     copy %.2f GB/s, float32 sum reduce %.2f GB/s per rank%s\n",
                   doc["device"]["copy_bandwidth_Bps"].get<double>() / 1e9,
-                  doc["device"]["reduce_bandwidth_Bps"].get<double>() / 1e9);
+                  doc["device"]["reduce_bandwidth_Bps"].get<double>() / 1e9,
+                  doc["device"].contains("name") ? (" (" + doc["device"]["name"].get<std::string>() + ")").c_str() : "");
       std::printf("runtime    tiny allreduce %.1f us, per-call overhead %.1f us",
                   rt["tiny_allreduce_s"].get<double>() * 1e6,
                   rt["per_call_overhead_s"].get<double>() * 1e6);

@@ -2,6 +2,10 @@
 
 #include "options.h"
 #ifdef HVD_HAVE_NCCL
+#include <cuda_runtime_api.h>
+
+#include "backends/nccl/cuda_context.h"
+#include "backends/nccl/cuda_device.h"
 #include "hvd/nccl.h"
 #include "nccl_baseline.h"
 #endif
@@ -52,6 +56,20 @@ Status time_nccl_allreduce(Transport& world, const void* send, void* recv, int64
   return time_direct_nccl_allreduce(world, a, seconds);
 }
 
+Status make_gpu_device(int local_rank, std::unique_ptr<Device>* gpu, std::string* name) {
+  std::string why;
+  if (!cuda_available(&why)) return Status::Precondition("the NCCL backend needs a GPU: " + why);
+  const int id = local_rank % cuda_device_count();
+  nccl::ContextOptions o;
+  o.synchronous = false;
+  std::shared_ptr<nccl::CudaContext> ctx;
+  HVD_RETURN_IF_ERROR(nccl::CudaContext::create(id, o, &ctx));
+  cudaDeviceProp p{};
+  *name = cudaGetDeviceProperties(&p, id) == cudaSuccess ? std::string(p.name) : "GPU " + std::to_string(id);
+  *gpu = std::make_unique<nccl::CudaDevice>(std::move(ctx));
+  return Status::OK();
+}
+
 std::string gpu_versions() {
   return nccl_version_string();
 }
@@ -86,6 +104,10 @@ Status gpu_copy(void*, const void*, size_t) {
 
 Status time_nccl_allreduce(Transport&, const void*, void*, int64_t, DataType, ReduceOp, int, int,
                            double*) {
+  return Status::Precondition(kNoNccl);
+}
+
+Status make_gpu_device(int, std::unique_ptr<Device>*, std::string*) {
   return Status::Precondition(kNoNccl);
 }
 

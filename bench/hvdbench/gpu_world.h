@@ -42,6 +42,11 @@ Status gpu_copy(void* dst, const void* src, size_t bytes);
 Status time_nccl_allreduce(Transport& world, const void* send, void* recv, int64_t count,
                            DataType dt, ReduceOp op, int warmup, int iters, double* seconds);
 
+/// A GPU Device of its own (no NCCL world): GPU local_rank modulo the GPUs this process
+/// sees, asynchronous (Device::synchronize() waits for its work), and the GPU's name.
+/// What hvdbench --calibrate --device gpu measures copy and reduce rates on.
+Status make_gpu_device(int local_rank, std::unique_ptr<Device>* gpu, std::string* name);
+
 /// "NCCL 2.28.9, CUDA runtime 13.0, driver 13.0" or "no NCCL backend".
 std::string gpu_versions();
 

@@ -140,9 +140,10 @@ TEST(Cli, DeviceGpuWithoutAGpuFailsWithOneLine) {
                               : "--device gpu: this hvdbench was built without the NCCL backend";
   EXPECT_EQ(v.exit_code, hvd::bench::built_with_nccl() ? 1 : 2);
   for (const std::string args :
-       {"--device gpu --collective allreduce -np 1 -b 1M -e 4M --check",
+       std::vector<std::string>{"--device gpu --collective allreduce -np 1 -b 1M -e 4M --check",
         "--device gpu --collective allgather -b 1K -e 4K", "--device gpu --model resnet50",
-        "--device gpu --collective allreduce -np 2 -b 1M -e 4M"}) {
+        "--device gpu --collective allreduce -np 2 -b 1M -e 4M",
+        "--device gpu --calibrate " + ::testing::TempDir() + "hvdbench_gpu_calibration.json"}) {
     Outcome o = run_hvdbench(args);
     EXPECT_EQ(o.code, v.exit_code) << args << "\n" << o.err;
     EXPECT_EQ(lines(o.err), 1) << args << "\n" << o.err;
