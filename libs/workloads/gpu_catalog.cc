@@ -1,4 +1,5 @@
-// GPU catalogue: peaks from vendor datasheets; one measured CNN speed ratio (P100 -> V100).
+// GPU catalogue: peaks from vendor datasheets; one measured CNN speed ratio (P100 -> V100);
+// the fraction of memory bandwidth Hopper's device copies and reductions reach, measured.
 #include "hvd/workloads/gpu_catalog.h"
 
 #include <algorithm>
@@ -33,6 +34,15 @@ constexpr const char* kV100 =
     "NVIDIA Tesla V100 datasheet (Jan 2020, 'NVIDIA V100 Tensor Core GPU')";
 constexpr const char* kA100 = "NVIDIA A100 datasheet (2021, 'NVIDIA A100 Tensor Core GPU'), dense";
 constexpr const char* kH100 = "NVIDIA H100 datasheet (2023, 'NVIDIA H100 Tensor Core GPU'), dense";
+constexpr const char* kH200 = "NVIDIA H200 datasheet (2024, 'NVIDIA H200 Tensor Core GPU'), dense";
+// hvdbench --calibrate --device gpu and hvd_gpu_microbench on one H200 SXM (driver 580.159,
+// CUDA 13.0, 2026-11-25): the backend's copy moved 2092 GB/s of tensor (4.18 TB/s through
+// memory, as cudaMemcpyAsync), its float32 reduce kernel 1380 GB/s (4.14 TB/s): 0.87 and
+// 0.86 of the 4.8 TB/s datasheet figure.
+constexpr double kHopperMemoryEfficiency = 0.87;
+constexpr const char* kHopperMeasured =
+    "measured on an H200 SXM (hvdbench --calibrate --device gpu, 2026-11-25): copies 0.87, "
+    "float32 reduce 0.86 of the datasheet bandwidth";
 
 std::vector<GpuSpec> build_catalog() {
   std::vector<GpuSpec> c;
@@ -52,6 +62,16 @@ std::vector<GpuSpec> build_catalog() {
                   900, kH100));
   c.push_back(gpu("H100-PCIe", {}, "H100 PCIe 80 GB (NVLink bridge: 2 GPUs)", 51, 756, 80, 2000,
                   128, 600, kH100));
+  c.push_back(gpu("H200-SXM", {"H200"}, "H200 SXM 141 GB", 67, 989.4, 141, 4800, 128, 900, kH200));
+  // Hopper's memory efficiency: measured on the H200; the H100s share its memory system
+  // design (HBM3 instead of HBM3e), so they take the same fraction until measured.
+  for (GpuSpec& g : c)
+    if (g.name.rfind("H1", 0) == 0 || g.name.rfind("H2", 0) == 0) {
+      g.memory_efficiency = kHopperMemoryEfficiency;
+      g.memory_efficiency_source =
+          g.name == "H200-SXM" ? kHopperMeasured
+                               : std::string(kHopperMeasured) + "; same Hopper memory system, not measured on an H100";
+    }
   // Measured tf_cnn_benchmarks fp32 batch-64 ResNet-101 training throughput per GPU:
   // Pascal 119.4 images/s (Horovod README, 2017) vs V100 202.78 (horovod issue #416).
   c[0].measured_cnn_speed = 1.0;

@@ -331,9 +331,10 @@ void read_cluster(const json& j, ScenarioPoint* o) {
   auto g = workloads::find_gpu(c.gpu);
   if (!g) throw ScenarioError("cluster.gpu", show_json(j["gpu"]) + " is not a known GPU (" + cut(g.error(), 200) + ")");
   // Device memory operations: a copy reads and writes every byte, a reduction reads two
-  // operands and writes one.
-  o->device.copy_bandwidth = g->memory_gbps * 1e9 / 2;
-  o->device.reduce_bandwidth = g->memory_gbps * 1e9 / 3;
+  // operands and writes one, at the fraction of the datasheet bandwidth the GPU reaches
+  // (GpuSpec::memory_efficiency: measured on Hopper, 1 where not measured).
+  o->device.copy_bandwidth = g->memory_gbps * g->memory_efficiency * 1e9 / 2;
+  o->device.reduce_bandwidth = g->memory_gbps * g->memory_efficiency * 1e9 / 3;
   o->device.pcie_bandwidth = g->pcie_gbps * 1e9 * 0.75;
   if (j.contains("intra_node")) read_intra(j["intra_node"], "cluster.intra_node", c.gpu, &c.intra);
   if (j.contains("network")) read_network(j["network"], "cluster.network", &c.network);

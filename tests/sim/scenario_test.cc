@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "hvd/sim/scenario.h"
@@ -53,6 +54,19 @@ TEST(Scenario, ReadsUnitsKnobsAndDefaults) {
   EXPECT_DOUBLE_EQ(p.cluster.network.effective_overhead(), 30e-6);
   EXPECT_DOUBLE_EQ(p.cluster.network.effective_connection_rate(), 16e9 / 8);
   EXPECT_EQ(p.label, "");
+}
+
+// The device model follows the GPU: a copy moves every byte twice through memory, a
+// reduction three times, at the catalogue's measured memory efficiency (Hopper 0.87, from
+// an H200; unmeasured generations their datasheet figure).
+TEST(Scenario, DeviceRatesFollowTheGpusMeasuredMemoryBandwidth) {
+  for (auto [gpu, gbps, eff] : {std::tuple{"P100", 732.0, 1.0}, std::tuple{"H100", 3350.0, 0.87},
+                                std::tuple{"H200", 4800.0, 0.87}}) {
+    Scenario sc;
+    ASSERT_TRUE(parse(kBase, &sc, {std::string("cluster.gpu=") + gpu}).ok()) << gpu;
+    EXPECT_DOUBLE_EQ(sc.points[0].device.copy_bandwidth, gbps * eff * 1e9 / 2) << gpu;
+    EXPECT_DOUBLE_EQ(sc.points[0].device.reduce_bandwidth, gbps * eff * 1e9 / 3) << gpu;
+  }
 }
 
 TEST(Scenario, SetOverridesAnyPath) {

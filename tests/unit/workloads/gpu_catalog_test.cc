@@ -19,6 +19,22 @@ TEST(GpuCatalog, HasTheFourGenerationsWithSources) {
   EXPECT_DOUBLE_EQ(find_gpu("v100").value().nvlink_gbps, 150);  // 300 GB/s bidirectional
   EXPECT_DOUBLE_EQ(find_gpu("P100-PCIe").value().nvlink_gbps, 0);
   EXPECT_DOUBLE_EQ(find_gpu("H100").value().fp16_tflops, 989.4);
+  EXPECT_DOUBLE_EQ(find_gpu("h200").value().memory_gbps, 4800);
+}
+
+// Measured memory efficiency: Hopper's (from an H200) with its source; the unmeasured
+// generations keep the datasheet bandwidth.
+TEST(GpuCatalog, MemoryEfficiencyIsMeasuredOrOne) {
+  for (const char* name : {"H200", "H100-SXM5", "H100-PCIe"}) {
+    const GpuSpec g = find_gpu(name).value();
+    EXPECT_DOUBLE_EQ(g.memory_efficiency, 0.87) << name;
+    EXPECT_NE(g.memory_efficiency_source.find("H200"), std::string::npos) << name;
+  }
+  for (const char* name : {"P100", "V100", "A100"}) {
+    const GpuSpec g = find_gpu(name).value();
+    EXPECT_DOUBLE_EQ(g.memory_efficiency, 1.0) << name;
+    EXPECT_TRUE(g.memory_efficiency_source.empty()) << name;
+  }
 }
 
 TEST(GpuCatalog, UnknownGpuListsKnownOnes) {

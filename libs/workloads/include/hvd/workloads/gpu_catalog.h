@@ -23,6 +23,10 @@ struct GpuSpec {
   double measured_cnn_speed =
       0;  ///< measured fp32 CNN training speed relative to P100-SXM2 (0: none)
   std::string measured_source;  ///< where measured_cnn_speed comes from
+  /// Fraction of memory_gbps that device copies and reductions reach (DRAM refresh, page
+  /// and bank conflicts keep every GPU below its pin bandwidth); 1 where not measured.
+  double memory_efficiency = 1.0;
+  std::string memory_efficiency_source;  ///< where memory_efficiency comes from
   std::string source;           ///< vendor datasheet the peaks come from
 };
 
