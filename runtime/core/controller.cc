@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
 #include <sstream>
 
 #include "core/fusion.h"
@@ -13,11 +14,13 @@ namespace {
 constexpr uint64_t kNothingUncached = 1;
 constexpr uint64_t kNoShutdown = 2;
 
-std::vector<uint8_t> encode_requests(bool shutdown, const std::vector<TensorRequest>& reqs) {
+std::vector<uint8_t> encode_requests(bool shutdown, const std::vector<TensorRequest>& reqs,
+                                     const std::vector<RequestRef>& refs) {
   Writer w;
   w.u8(shutdown ? 1 : 0);
-  w.i64(static_cast<int64_t>(reqs.size()));
+  w.i64(static_cast<int64_t>(reqs.size() + refs.size()));
   for (const auto& r : reqs) write_request(w, r);
+  for (const auto& r : refs) r.write(w);
   return std::move(w.bytes());
 }
 
@@ -44,12 +47,10 @@ Controller::Controller(Transport& t, Platform& p, const Config& cfg, const Logge
       cp_(t, p, log, cfg.stall_check_time_s, cfg.stall_shutdown_time_s),
       cache_(cfg.cache_capacity) {}
 
-StatusOr<NegotiationResult> Controller::negotiate(std::vector<TensorRequest> incoming,
+StatusOr<NegotiationResult> Controller::negotiate(const std::vector<RequestRef>& incoming,
                                                   bool want_shutdown) {
+  uncached_refs_.clear();  // a failed round's (the runtime stopped after it)
   classify(incoming);
-  // Moved out: free the shells now, not after the round's waits (at thousands of ranks
-  // every rank holds them at once).
-  std::vector<TensorRequest>().swap(incoming);
   NegotiationResult out;
   bool full = true;
   if (cache_on()) {
@@ -60,10 +61,19 @@ StatusOr<NegotiationResult> Controller::negotiate(std::vector<TensorRequest> inc
 }
 
 // Sorts new requests into cache hits (announced by a bit) and the rest.
-void Controller::classify(std::vector<TensorRequest>& incoming) {
+void Controller::classify(const std::vector<RequestRef>& incoming) {
   const double now = p_.now();
+  if (!cache_on() && uncached_.empty()) {
+    // No cache and nothing carried over: this cycle's full round announces them as the
+    // runtime holds them (no TensorRequest per tensor and rank).
+    for (const RequestRef& ref : incoming)
+      if (ref.op() == OpType::kJoin) joined_here_ = true;
+    uncached_refs_.insert(uncached_refs_.end(), incoming.begin(), incoming.end());
+    return;
+  }
   if (!cache_on()) uncached_.reserve(uncached_.size() + incoming.size());
-  for (TensorRequest& req : incoming) {
+  for (const RequestRef& ref : incoming) {
+    TensorRequest req = ref.materialize();
     if (req.op == OpType::kJoin) joined_here_ = true;
     int bit = -1;
     auto hit = cache_on() ? cache_.lookup(req, &bit) : ResponseCache::Lookup::kMiss;
@@ -114,14 +124,16 @@ StatusOr<bool> Controller::cache_round(bool want_shutdown, NegotiationResult* ou
     cache_.erase(bit);
   });
   auto fused = fuse_responses(std::move(ready), cfg_.fusion_threshold);
-  out->responses.insert(out->responses.end(), fused.begin(), fused.end());
+  out->responses.insert(out->responses.end(), std::make_move_iterator(fused.begin()),
+                        std::make_move_iterator(fused.end()));
   return !(and_bits[0] & kNothingUncached) || any_invalid;
 }
 
 Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
-  std::vector<uint8_t> mine = encode_requests(want_shutdown, uncached_);
-  out->cache_misses += static_cast<int>(uncached_.size());
+  std::vector<uint8_t> mine = encode_requests(want_shutdown, uncached_, uncached_refs_);
+  out->cache_misses += static_cast<int>(uncached_.size() + uncached_refs_.size());
   std::vector<TensorRequest>().swap(uncached_);  // the encoded list carries them from here
+  uncached_refs_.clear();
   HVD_ASSIGN_OR_RETURN(const Gathered lists, cp_.gather(std::move(mine)));
   std::vector<uint8_t> plan;
   if (t_.rank() == 0) {
@@ -144,7 +156,8 @@ Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
   if (rd.failed()) return Status::Internal("corrupt negotiation plan from the coordinator");
   out->shutdown = out->shutdown || shutdown;
   remember(responses);
-  out->responses.insert(out->responses.end(), responses.begin(), responses.end());
+  out->responses.insert(out->responses.end(), std::make_move_iterator(responses.begin()),
+                        std::make_move_iterator(responses.end()));
   joined_before_ = joined_here_;
   return Status::OK();
 }

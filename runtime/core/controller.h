@@ -21,6 +21,23 @@
 
 namespace hvd {
 
+struct OpRequest;  // hvd/runtime.h
+
+/// A tensor this rank submitted, as the runtime holds it (its name is the table's key), for
+/// one cycle's negotiation: written straight into the request list when no response cache
+/// needs a TensorRequest (enqueue.cc).
+struct RequestRef {
+  const std::string* name = nullptr;
+  const OpRequest* req = nullptr;
+  int32_t rank = 0;  ///< the submitting rank, in the process set
+  /// The collective.
+  OpType op() const;
+  /// The TensorRequest it stands for.
+  TensorRequest materialize() const;
+  /// Appends the bytes write_request(w, materialize()) appends.
+  void write(Writer& w) const;
+};
+
 /// What every member does next.
 struct NegotiationResult {
   std::vector<Response> responses;  ///< in execution order, fused
@@ -36,7 +53,8 @@ class Controller {
   /// `fusion_threshold` is read through the pointer each cycle (autotune may change it).
   Controller(Transport& t, Platform& p, const Config& cfg, const Logger& log);
   /// One cycle: announce `incoming` requests, agree on responses.
-  StatusOr<NegotiationResult> negotiate(std::vector<TensorRequest> incoming, bool want_shutdown);
+  /// The referenced requests stay valid until it returns.
+  StatusOr<NegotiationResult> negotiate(const std::vector<RequestRef>& incoming, bool want_shutdown);
   /// Coordinator, autotune: send `t` to every member with the next plan (forces a full
   /// round); every member finds it in NegotiationResult::tunables of that cycle.
   void announce(const Tunables& t) { announce_ = t; }
@@ -60,12 +78,16 @@ class Controller {
     }
   };
 
-  void classify(std::vector<TensorRequest>& incoming);
+  void classify(const std::vector<RequestRef>& incoming);
   /// The bit-vector round; returns whether a full round must follow.
   StatusOr<bool> cache_round(bool want_shutdown, NegotiationResult* out);
   Status full_round(bool want_shutdown, NegotiationResult* out);
   std::vector<uint8_t> coordinate(const Gathered& lists);
-  void admit(const TensorRequest& req, int rank, std::vector<std::string>* ready);
+  using Slot = std::map<std::string, Pending, std::less<>>::iterator;
+  /// One rank's request, read in place. `hint`: the tensor the previous rank asked for at
+  /// the same position of its list (ranks usually list the same tensors in the same order:
+  /// one name comparison instead of a lookup); updated to this request's tensor.
+  void admit(const RequestView& req, int rank, Slot* hint, std::vector<std::string>* ready);
   bool complete(const Pending& p) const;
   Response build_response(const std::string& name, Pending& p);
   void check_stalls(std::vector<Response>* errors);
@@ -85,11 +107,12 @@ class Controller {
   // Rank-side state.
   std::map<int, std::pair<TensorRequest, double>> cached_pending_;  // bit -> (request, since)
   std::vector<TensorRequest> uncached_;
+  std::vector<RequestRef> uncached_refs_;  // this cycle's, announced as they are (cache off)
   std::vector<int> stale_bits_;  // cache entries whose parameters changed on this rank
   bool joined_here_ = false;     // this rank called join and it has not completed
   bool joined_before_ = false;   // ... and the coordinator has heard of it
   // Coordinator-side state.
-  std::map<std::string, Pending> table_;
+  std::map<std::string, Pending, std::less<>> table_;
   std::vector<std::string> arrival_;  // names in first-seen order
   std::set<int> joined_;
   int last_joined_ = -1;

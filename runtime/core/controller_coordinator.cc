@@ -74,18 +74,20 @@ std::vector<uint8_t> Controller::coordinate(const Gathered& lists) {
   bool shutdown = false;
   bool join_changed = false;
   std::vector<std::string> ready;
+  std::vector<Slot> hint;  // by position in a rank's list
   for (int r = 0; r < t_.size(); ++r) {
     Reader rd(lists.data(r), lists.length(r));
     shutdown = (rd.u8() != 0) || shutdown;
     const int64_t n = rd.i64();
     for (int64_t i = 0; i < n && !rd.failed(); ++i) {
-      TensorRequest req = read_request(rd);
+      RequestView req = read_request_view(rd);
       req.rank = r;
-      if (req.op == OpType::kJoin) {
+      if (req.spec.op == OpType::kJoin) {
         join_changed = joined_.insert(r).second || join_changed;
         last_joined_ = r;
       } else {
-        admit(req, r, &ready);
+        if (static_cast<size_t>(i) >= hint.size()) hint.push_back(table_.end());
+        admit(req, r, &hint[static_cast<size_t>(i)], &ready);
       }
     }
   }
@@ -159,31 +161,27 @@ std::vector<uint8_t> Controller::coordinate(const Gathered& lists) {
   return std::move(w.bytes());
 }
 
-namespace {
-
-// Equal requests but for the submitting rank.
-bool same_request(const TensorRequest& a, const TensorRequest& b) {
-  return spec_diff(a, b) == 0 && a.group_id == b.group_id && a.group_size == b.group_size &&
-         a.name == b.name && a.shape == b.shape && a.ranks == b.ranks;
-}
-
-}  // namespace
-
-void Controller::admit(const TensorRequest& req, int rank, std::vector<std::string>* ready) {
-  auto [it, fresh] = table_.try_emplace(req.name);
-  Pending& p = it->second;
-  if (fresh) {
-    p.by_rank.assign(static_cast<size_t>(t_.size()), -1);
-    p.first_seen = p_.now();
-    arrival_.push_back(req.name);
+void Controller::admit(const RequestView& req, int rank, Slot* hint, std::vector<std::string>* ready) {
+  Slot it = *hint;
+  if (it == table_.end() || it->first != req.name) {
+    it = table_.find(req.name);
+    if (it == table_.end()) {
+      it = table_.emplace(std::string(req.name), Pending{}).first;
+      Pending& fresh = it->second;
+      fresh.by_rank.assign(static_cast<size_t>(t_.size()), -1);
+      fresh.first_seen = p_.now();
+      arrival_.push_back(it->first);
+    }
+    *hint = it;
   }
+  Pending& p = it->second;
   size_t v = 0;
-  while (v < p.variants.size() && !same_request(p.variants[v], req)) ++v;
-  if (v == p.variants.size()) p.variants.push_back(req);
+  while (v < p.variants.size() && !req.same_as(p.variants[v])) ++v;
+  if (v == p.variants.size()) p.variants.push_back(req.materialize());
   int32_t& slot = p.by_rank[static_cast<size_t>(rank)];
   if (slot < 0) ++p.present;
   slot = static_cast<int32_t>(v);
-  if (complete(p)) ready->push_back(req.name);
+  if (complete(p)) ready->push_back(it->first);
 }
 
 // Every rank submitted or joined (joined ranks rarely submit: counted one by one).

@@ -23,6 +23,25 @@ TensorRequest to_message(const std::string& name, const OpRequest& q, int rank) 
   return m;
 }
 
+OpType RequestRef::op() const {
+  return req->op;
+}
+
+TensorRequest RequestRef::materialize() const {
+  return to_message(*name, *req, rank);
+}
+
+void RequestRef::write(Writer& w) const {
+  const OpRequest& q = *req;
+  w.i32(rank);
+  write_spec(w, OpSpec{q.op, q.input.dtype, q.reduce_op, q.input.device, q.root, q.prescale, q.postscale});
+  w.i32(q.group_id);
+  w.i32(q.group_size);
+  w.str(*name);
+  w.i64s(q.input.shape);
+  w.i32s(q.set_ranks);
+}
+
 Handle RuntimeImpl::enqueue(OpRequest req) {
   if (!running_)
     return finished_handle(Status::Precondition("hvd runtime is not running (call init/start first)"));

@@ -48,6 +48,24 @@ std::string Reader::str() {
   p_ += n;
   return s;
 }
+std::string_view Reader::str_view() {
+  int64_t n = i64();
+  if (failed_ || n < 0 || n > end_ - p_) { failed_ = true; return {}; }
+  std::string_view s(reinterpret_cast<const char*>(p_), static_cast<size_t>(n));
+  p_ += n;
+  return s;
+}
+const uint8_t* Reader::array_view(size_t elem, int64_t* n) {
+  *n = i64();
+  if (failed_ || *n < 0 || *n > (end_ - p_) / static_cast<int64_t>(elem)) {
+    failed_ = true;
+    *n = 0;
+    return nullptr;
+  }
+  const uint8_t* at = p_;
+  p_ += static_cast<size_t>(*n) * elem;
+  return at;
+}
 std::vector<int64_t> Reader::i64s() {
   int64_t n = i64();
   if (failed_ || n < 0 || n > (end_ - p_) / 8) { failed_ = true; return {}; }
@@ -118,6 +136,40 @@ TensorRequest read_request(Reader& rd) {
   return r;
 }
 
+RequestView read_request_view(Reader& rd) {
+  RequestView r;
+  r.rank = rd.i32();
+  r.spec = read_spec(rd);
+  r.group_id = rd.i32();
+  r.group_size = rd.i32();
+  r.name = rd.str_view();
+  r.shape = rd.array_view(sizeof(int64_t), &r.shape_n);
+  r.ranks = rd.array_view(sizeof(int32_t), &r.ranks_n);
+  return r;
+}
+
+bool RequestView::same_as(const TensorRequest& r) const {
+  return spec_diff(spec, r) == 0 && group_id == r.group_id && group_size == r.group_size &&
+         static_cast<size_t>(shape_n) == r.shape.size() &&
+         (shape_n == 0 || std::memcmp(shape, r.shape.data(), r.shape.size() * sizeof(int64_t)) == 0) &&
+         static_cast<size_t>(ranks_n) == r.ranks.size() &&
+         (ranks_n == 0 || std::memcmp(ranks, r.ranks.data(), r.ranks.size() * sizeof(int32_t)) == 0);
+}
+
+TensorRequest RequestView::materialize() const {
+  TensorRequest r;
+  r.rank = rank;
+  static_cast<OpSpec&>(r) = spec;
+  r.group_id = group_id;
+  r.group_size = group_size;
+  r.name.assign(name.data(), name.size());
+  r.shape.resize(static_cast<size_t>(shape_n));
+  if (shape_n) std::memcpy(r.shape.data(), shape, r.shape.size() * sizeof(int64_t));
+  r.ranks.resize(static_cast<size_t>(ranks_n));
+  if (ranks_n) std::memcpy(r.ranks.data(), ranks, r.ranks.size() * sizeof(int32_t));
+  return r;
+}
+
 void write_response(Writer& w, const Response& r) {
   write_spec(w, r);
   w.i32(r.last_joined_rank);
@@ -139,6 +191,7 @@ Response read_response(Reader& rd) {
   r.error = rd.str();
   r.error_code = rd.u8();
   int64_t n = rd.i64();
+  if (n > 0 && n <= 1 << 20) r.names.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n && !rd.failed(); ++i) r.names.push_back(rd.str());
   r.counts = rd.i64s();
   r.first_dims = rd.i64s();

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hvd/types.h"
@@ -90,6 +91,10 @@ class Reader {
   std::string str();
   std::vector<int64_t> i64s();
   std::vector<int32_t> i32s();
+  /// A string in place (valid while the bytes are): no allocation.
+  std::string_view str_view();
+  /// An array of `elem`-byte values in place: its first byte and its length.
+  const uint8_t* array_view(size_t elem, int64_t* n);
   bool failed() const { return failed_; }
   bool done() const { return p_ == end_; }
 
@@ -108,6 +113,27 @@ OpSpec read_spec(Reader& r);
 void write_request(Writer& w, const TensorRequest& r);
 /// Decodes a request.
 TensorRequest read_request(Reader& r);
+
+/// A request read in place from its bytes (the coordinator reads every rank's requests
+/// each cycle: no allocation per request). Valid while the bytes are.
+struct RequestView {
+  int32_t rank = 0;
+  OpSpec spec;
+  int32_t group_id = -1;
+  int32_t group_size = 0;
+  std::string_view name;
+  const uint8_t* shape = nullptr;  ///< shape_n int64 values, as written
+  int64_t shape_n = 0;
+  const uint8_t* ranks = nullptr;  ///< ranks_n int32 values, as written
+  int64_t ranks_n = 0;
+
+  /// True when `r` asks for the same thing (the name aside, and the submitting rank).
+  bool same_as(const TensorRequest& r) const;
+  /// The request it reads.
+  TensorRequest materialize() const;
+};
+/// Decodes a request in place.
+RequestView read_request_view(Reader& r);
 /// Encodes a response.
 void write_response(Writer& w, const Response& r);
 /// Decodes a response.

@@ -154,19 +154,21 @@ bool RuntimeImpl::cycle_body(double started) {
       std::unique_lock<Mutex> lk(*hook_mu_);
       if (cycle_hook_) cycle_hook_(p.shared_now());
     }
-    std::vector<TensorRequest> incoming;
+    // References to the table's entries: only the thread running cycles (this one) takes
+    // entries out of the table, so they outlive the negotiation.
+    std::vector<RequestRef> incoming;
     {
       std::unique_lock<Mutex> lk(*queue_mu_);
       incoming.reserve(ps->incoming.size());
       for (auto* e : ps->incoming) {
-        incoming.push_back(to_message(e->first, e->second.req, ps->t->rank()));
+        incoming.push_back(RequestRef{&e->first, &e->second.req, ps->t->rank()});
         e->second.announced = true;
       }
       ps->incoming.clear();
     }
     const double t0 = p.now();
-    StatusOr<NegotiationResult> negotiated =
-        ps->controller->negotiate(std::move(incoming), ps->id == 0 && want_shutdown);
+    StatusOr<NegotiationResult> negotiated = ps->controller->negotiate(incoming, ps->id == 0 && want_shutdown);
+    incoming.clear();
     const double t1 = p.now();
     {
       std::unique_lock<Mutex> lk(*queue_mu_);
