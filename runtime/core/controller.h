@@ -107,7 +107,8 @@ class Controller {
   // Rank-side state.
   std::map<int, std::pair<TensorRequest, double>> cached_pending_;  // bit -> (request, since)
   std::vector<TensorRequest> uncached_;
-  std::vector<RequestRef> uncached_refs_;  // this cycle's, announced as they are (cache off)
+  std::vector<RequestRef> uncached_refs_;  // this cycle's, announced as they are (cache off;
+                                           // emptied with its memory after each full round)
   std::vector<int> stale_bits_;  // cache entries whose parameters changed on this rank
   bool joined_here_ = false;     // this rank called join and it has not completed
   bool joined_before_ = false;   // ... and the coordinator has heard of it

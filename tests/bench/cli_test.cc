@@ -139,7 +139,7 @@ TEST(Cli, DeviceGpuWithoutAGpuFailsWithOneLine) {
                               ? "--device gpu: the NCCL backend needs a GPU: "
                               : "--device gpu: this hvdbench was built without the NCCL backend";
   EXPECT_EQ(v.exit_code, hvd::bench::built_with_nccl() ? 1 : 2);
-  for (const std::string args :
+  for (const std::string& args :
        std::vector<std::string>{"--device gpu --collective allreduce -np 1 -b 1M -e 4M --check",
         "--device gpu --collective allgather -b 1K -e 4K", "--device gpu --model resnet50",
         "--device gpu --collective allreduce -np 2 -b 1M -e 4M",
