@@ -42,11 +42,7 @@ int32_t Reader::i32() { int32_t v; take(&v, 4); return v; }
 int64_t Reader::i64() { int64_t v; take(&v, 8); return v; }
 double Reader::f64() { double v; take(&v, 8); return v; }
 std::string Reader::str() {
-  int64_t n = i64();
-  if (failed_ || n < 0 || n > end_ - p_) { failed_ = true; return {}; }
-  std::string s(reinterpret_cast<const char*>(p_), static_cast<size_t>(n));
-  p_ += n;
-  return s;
+  return std::string(str_view());
 }
 std::string_view Reader::str_view() {
   int64_t n = i64();
