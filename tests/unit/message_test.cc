@@ -7,6 +7,7 @@
 
 #include "core/controller.h"
 #include "core/message.h"
+#include "hvd/runtime.h"
 
 namespace hvd {
 namespace {
@@ -81,6 +82,59 @@ TEST(Message, RequestWireFormatIsUnchanged) {
   EXPECT_EQ(back.name, "grad/w");
   EXPECT_EQ(back.shape, r.shape);
   EXPECT_EQ(back.ranks, r.ranks);
+}
+
+// The two shortcuts of the negotiation: a rank writes its request straight from the table
+// entry (RequestRef), the coordinator reads it in place (RequestView). Both must agree with
+// write_request / read_request byte for byte and field for field.
+TEST(Message, RequestRefAndRequestViewMatchTheFullRequest) {
+  OpRequest q;
+  q.op = OpType::kAddProcessSet;
+  q.input = Tensor{nullptr, DataType::kFloat16, {4, 6}, DeviceKind::kGPU};
+  q.reduce_op = ReduceOp::kMax;
+  q.root = 3;
+  q.prescale = 0.5;
+  q.postscale = 2.25;
+  q.group_id = 7;
+  q.group_size = 2;
+  q.set_ranks = {0, 2};
+  const std::string name = "grad/w";
+  const RequestRef ref{&name, &q, 5};
+  EXPECT_EQ(ref.op(), OpType::kAddProcessSet);
+  Writer direct, full;
+  ref.write(direct);
+  write_request(full, ref.materialize());
+  EXPECT_EQ(direct.bytes(), full.bytes());
+
+  Reader rd(direct.bytes().data(), direct.bytes().size());
+  const RequestView v = read_request_view(rd);
+  EXPECT_FALSE(rd.failed());
+  EXPECT_TRUE(rd.done());
+  EXPECT_EQ(v.name, "grad/w");
+  // In place: rank (4), spec (24), group id and size (8), the name's length (8), the name.
+  EXPECT_EQ(v.name.data(), reinterpret_cast<const char*>(direct.bytes().data()) + 4 + 24 + 8 + 8);
+  const TensorRequest back = v.materialize();
+  const TensorRequest want = ref.materialize();
+  EXPECT_EQ(back.rank, 5);
+  EXPECT_EQ(spec_diff(back, want), 0u);
+  EXPECT_EQ(back.name, want.name);
+  EXPECT_EQ(back.shape, want.shape);
+  EXPECT_EQ(back.ranks, want.ranks);
+  EXPECT_TRUE(v.same_as(want));
+  TensorRequest other = want;
+  other.shape = {4, 7};
+  EXPECT_FALSE(v.same_as(other));
+  other = want;
+  other.ranks = {0, 3};
+  EXPECT_FALSE(v.same_as(other));
+  other = want;
+  other.group_size = 3;
+  EXPECT_FALSE(v.same_as(other));
+
+  // A truncated list fails the read; nothing points past the bytes.
+  Reader cut(direct.bytes().data(), direct.bytes().size() - 3);
+  (void)read_request_view(cut);
+  EXPECT_TRUE(cut.failed());
 }
 
 TEST(Message, ResponseWireFormatIsUnchanged) {
