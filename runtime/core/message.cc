@@ -121,15 +121,7 @@ void write_request(Writer& w, const TensorRequest& r) {
 }
 
 TensorRequest read_request(Reader& rd) {
-  TensorRequest r;
-  r.rank = rd.i32();
-  static_cast<OpSpec&>(r) = read_spec(rd);
-  r.group_id = rd.i32();
-  r.group_size = rd.i32();
-  r.name = rd.str();
-  r.shape = rd.i64s();
-  r.ranks = rd.i32s();
-  return r;
+  return read_request_view(rd).materialize();
 }
 
 RequestView read_request_view(Reader& rd) {
