@@ -16,10 +16,14 @@ DataType dtype_of(const std::string& name) {
 }
 
 // Gradient storage for one rank (empty when phantom): host vectors, or blocks of
-// `memory` (a GPU device) released with it.
+// `memory` (a GPU device) released with it. Each gradient is kept as its address and
+// type; its Tensor is built when it is submitted (a simulation of thousands of ranks
+// would otherwise hold a Tensor and its shape per gradient and rank, 64 bytes each).
 struct Gradients {
   std::vector<std::vector<uint8_t>> bufs;
-  std::vector<Tensor> tensors;
+  std::vector<void*> data;
+  std::vector<DataType> dtype;
+  DeviceKind device = DeviceKind::kCPU;
   Device* memory = nullptr;
   std::vector<void*> blocks;
   Gradients() = default;
@@ -27,7 +31,9 @@ struct Gradients {
   Gradients& operator=(const Gradients&) = delete;
   Gradients(Gradients&& o) noexcept
       : bufs(std::move(o.bufs)),
-        tensors(std::move(o.tensors)),
+        data(std::move(o.data)),
+        dtype(std::move(o.dtype)),
+        device(o.device),
         memory(o.memory),
         blocks(std::exchange(o.blocks, {})) {}
   ~Gradients() {
@@ -35,32 +41,35 @@ struct Gradients {
     memory->synchronize();
     for (void* p : blocks) memory->release(p);
   }
+  Tensor tensor(const workloads::StepPlan& plan, size_t i) const {
+    return Tensor{data[i], dtype[i], {plan.tensors[i].elements}, device};
+  }
 };
 
 Gradients make_gradients(const workloads::StepPlan& plan, const ReplayOptions& o) {
   Gradients g;
   g.memory = o.phantom ? nullptr : o.memory;
+  g.device = o.device;
   if (!o.phantom && !g.memory) g.bufs.resize(plan.tensors.size());  // host storage only
-  g.tensors.reserve(plan.tensors.size());
+  g.data.assign(plan.tensors.size(), nullptr);
+  g.dtype.reserve(plan.tensors.size());
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
     const auto& t = plan.tensors[i];
-    Tensor x;
-    x.dtype = dtype_of(t.dtype);
-    x.shape = {t.elements};
-    x.device = o.device;
+    const DataType dt = dtype_of(t.dtype);
+    g.dtype.push_back(dt);
+    void*& x = g.data[i];
     if (o.phantom) {
       // Addresses without storage where the device hands them out (a simulated one): the
       // model can then tell one tensor from another, e.g. which bytes are still in cache.
-      if (o.memory && o.memory->allows_phantom()) x.data = o.memory->allocate(static_cast<size_t>(t.bytes));
+      if (o.memory && o.memory->allows_phantom()) x = o.memory->allocate(static_cast<size_t>(t.bytes));
     } else if (g.memory) {
-      x.data = g.memory->allocate(static_cast<size_t>(t.bytes));
-      if (x.data) g.blocks.push_back(x.data);
-      g.memory->fill_identity(x.data, t.elements, x.dtype, ReduceOp::kSum);  // zeros
+      x = g.memory->allocate(static_cast<size_t>(t.bytes));
+      if (x) g.blocks.push_back(x);
+      g.memory->fill_identity(x, t.elements, dt, ReduceOp::kSum);  // zeros
     } else {
       g.bufs[i].assign(static_cast<size_t>(t.bytes), 0);
-      x.data = g.bufs[i].data();
+      x = g.bufs[i].data();
     }
-    g.tensors.push_back(x);
   }
   return g;
 }
@@ -96,7 +105,8 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
     OpRequest q;
     q.op = OpType::kAllreduce;
     q.name = plan.tensors[i].name;
-    q.input = q.output = g.tensors[i];
+    q.input = g.tensor(plan, i);
+    q.output = q.input;
     q.ready_at = at;
     handles[i] = rt.enqueue(std::move(q));
   };
@@ -235,9 +245,9 @@ Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan
     }
   }
   out->allreduce_time_s = (rt.stats().execution_s - exec_start) / o.steps;
-  if (o.ensemble && !g.tensors.empty()) {
+  if (o.ensemble && !g.data.empty()) {
     // Ensemble training: each rank trained its own model; share the results once.
-    Tensor first = g.tensors[0];
+    Tensor first = g.tensor(plan, 0);
     HVD_RETURN_IF_ERROR(rt.broadcast("ensemble.result", first, 0));
   }
   summarise(plan, out);

@@ -21,14 +21,14 @@
 
 namespace hvd {
 
-struct OpRequest;  // hvd/runtime.h
+struct PendingOp;  // core/process_sets.h
 
 /// A tensor this rank submitted, as the runtime holds it (its name is the table's key), for
 /// one cycle's negotiation: written straight into the request list when no response cache
 /// needs a TensorRequest (enqueue.cc).
 struct RequestRef {
   const std::string* name = nullptr;
-  const OpRequest* req = nullptr;
+  const PendingOp* req = nullptr;
   int32_t rank = 0;  ///< the submitting rank, in the process set
   /// The collective.
   OpType op() const;

@@ -10,16 +10,44 @@
 
 namespace hvd {
 
-TensorRequest to_message(const std::string& name, const OpRequest& q, int rank) {
+PendingOp::PendingOp(OpRequest&& q)
+    : input(q.input.data),
+      output(q.output.data),
+      shape(std::move(q.input.shape)),
+      prescale(q.prescale),
+      postscale(q.postscale),
+      root(q.root),
+      group_id(q.group_id),
+      group_size(q.group_size),
+      op(q.op),
+      dtype(q.input.dtype),
+      reduce_op(q.reduce_op),
+      device(q.input.device) {
+  // A broadcast copies its result into an output only of the input's size.
+  if (op == OpType::kBroadcast && (output == input || q.output.bytes() != bytes())) output = nullptr;
+  if (!q.splits.empty() || !q.set_ranks.empty())
+    rare = std::make_unique<Rare>(Rare{std::move(q.splits), std::move(q.set_ranks)});
+}
+
+const std::vector<int64_t>& PendingOp::splits() const {
+  static const std::vector<int64_t> none;
+  return rare ? rare->splits : none;
+}
+
+const std::vector<int>& PendingOp::set_ranks() const {
+  static const std::vector<int> none;
+  return rare ? rare->set_ranks : none;
+}
+
+TensorRequest to_message(const std::string& name, const PendingOp& q, int rank) {
   TensorRequest m;
   m.rank = rank;
-  static_cast<OpSpec&>(m) =
-      OpSpec{q.op, q.input.dtype, q.reduce_op, q.input.device, q.root, q.prescale, q.postscale};
+  static_cast<OpSpec&>(m) = OpSpec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale};
   m.group_id = q.group_id;
   m.group_size = q.group_size;
   m.name = name;
-  m.shape = q.input.shape;
-  m.ranks.assign(q.set_ranks.begin(), q.set_ranks.end());
+  m.shape = q.shape;
+  m.ranks = q.set_ranks();
   return m;
 }
 
@@ -32,14 +60,14 @@ TensorRequest RequestRef::materialize() const {
 }
 
 void RequestRef::write(Writer& w) const {
-  const OpRequest& q = *req;
+  const PendingOp& q = *req;
   w.i32(rank);
-  write_spec(w, OpSpec{q.op, q.input.dtype, q.reduce_op, q.input.device, q.root, q.prescale, q.postscale});
+  write_spec(w, OpSpec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale});
   w.i32(q.group_id);
   w.i32(q.group_size);
   w.str(*name);
-  w.i64s(q.input.shape);
-  w.i32s(q.set_ranks);
+  w.i64s(q.shape);
+  w.i32s(q.set_ranks());
 }
 
 Handle RuntimeImpl::enqueue(OpRequest req) {
@@ -66,7 +94,7 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
   auto h = std::make_shared<HandleImpl>(signal_);
   const bool caller_runs = scheduler_->caller_will_drive_locked(req.caller_waits);
   const double at = req.ready_at >= 0 ? req.ready_at : opts_.platform->now();
-  slot->second = TensorEntry{std::move(req), h, at};  // the key holds the name: one copy
+  slot->second = TensorEntry{PendingOp(std::move(req)), h, at};  // the key holds the name: one copy
   ps.incoming.push_back(&*slot);
   lk.unlock();
   scheduler_->enqueued(caller_runs);

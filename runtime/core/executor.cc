@@ -82,7 +82,7 @@ Status Executor::run() {
   const double t1 = p_.now();
   int64_t bytes = 0;
   for (auto& e : entries_)
-    if (e) bytes += static_cast<int64_t>(e->req.input.bytes());
+    if (e) bytes += static_cast<int64_t>(e->req.bytes());
   if (env_.timeline) {
     std::string args = "\"tensors\":" + std::to_string(r_.names.size()) +
                        ",\"bytes\":" + std::to_string(bytes) + ",\"algorithm\":\"" + algorithm_ +

@@ -108,15 +108,15 @@ Status Executor::allreduce_in_place_pieces(int64_t total, Algo algo) {
   for (size_t i = 0; i < entries_.size(); ++i) {
     const int64_t n = r_.counts[i];
     if (entries_[i]) {
-      const OpRequest& q = entries_[i]->req;
+      const PendingOp& q = entries_[i]->req;
       if (r_.prescale != 1.0) {  // inputs are the caller's: scale a copy in the output
-        d.copy(q.output.data, q.input.data, static_cast<size_t>(n) * es);
-        d.scale(q.output.data, n, dt, r_.prescale);
-        in.add(q.output.data, n);
+        d.copy(q.output, q.input, static_cast<size_t>(n) * es);
+        d.scale(q.output, n, dt, r_.prescale);
+        in.add(q.output, n);
       } else {
-        in.add(q.input.data, n);
+        in.add(q.input, n);
       }
-      out.add(q.output.data, n);
+      out.add(q.output, n);
     } else {
       void* p = offset(ps_.fusion[kind()].data(), off);
       d.fill_identity(p, n, dt, r_.reduce_op);
@@ -153,9 +153,9 @@ Status Executor::allreduce() {
   if (d.scatter_gather() && (algo == Algo::kDirect || algo == Algo::kRhd || algo == Algo::kRing))
     return allreduce_in_place_pieces(total, algo);
   if (in_place) {  // one tensor: work directly in its output, no fusion buffer
-    const OpRequest& q = entries_[0]->req;
-    buf = q.output.data;
-    d.copy(buf, q.input.data, static_cast<size_t>(total) * es);
+    const PendingOp& q = entries_[0]->req;
+    buf = q.output;
+    d.copy(buf, q.input, static_cast<size_t>(total) * es);
   } else {
     ps_.fusion[kind()].reserve(static_cast<size_t>(total) * es);
     buf = ps_.fusion[kind()].data();
@@ -163,7 +163,7 @@ Status Executor::allreduce() {
       size_t off = 0;
       for (size_t i = 0; i < entries_.size(); ++i) {
         const size_t n = static_cast<size_t>(r_.counts[i]) * es;
-        if (entries_[i]) d.copy(offset(buf, off), entries_[i]->req.input.data, n);
+        if (entries_[i]) d.copy(offset(buf, off), entries_[i]->req.input, n);
         else d.fill_identity(offset(buf, off), r_.counts[i], dt, r_.reduce_op);  // joined rank
         off += n;
       }
@@ -179,7 +179,7 @@ Status Executor::allreduce() {
     size_t off = 0;
     for (size_t i = 0; i < entries_.size(); ++i) {
       const size_t n = static_cast<size_t>(r_.counts[i]) * es;
-      if (entries_[i]) d.copy(entries_[i]->req.output.data, offset(buf, off), n);
+      if (entries_[i]) d.copy(entries_[i]->req.output, offset(buf, off), n);
       off += n;
     }
     return Status::OK();
@@ -204,11 +204,11 @@ Status Executor::allgather() {
   if (entries_[0]) {
     HandleImpl& h = *entries_[0]->handle;
     h.output_buffer() = DeviceBuffer(&d, total);
-    std::vector<int64_t> shape = entries_[0]->req.input.shape;
+    std::vector<int64_t> shape = entries_[0]->req.shape;
     shape[0] = rows;
     h.set_output(total, shape);
     out = h.output_buffer().data();
-    d.copy(offset(out, mine_off), entries_[0]->req.input.data, bytes[static_cast<size_t>(me)]);
+    d.copy(offset(out, mine_off), entries_[0]->req.input, bytes[static_cast<size_t>(me)]);
   } else {  // joined rank: relay into scratch
     ps_.fusion[kind()].reserve(total);
     out = ps_.fusion[kind()].data();
@@ -240,14 +240,14 @@ Status Executor::allgather() {
 }
 
 Status Executor::broadcast() {
-  const OpRequest& q = entries_[0]->req;
-  const size_t bytes = q.input.bytes();
+  const PendingOp& q = entries_[0]->req;
+  const size_t bytes = q.bytes();
   const BroadcastAlgorithm alg = env_.algorithms.broadcast;
   NativeCollectives* nat = ps_.t->native();
   Status s;
   if (alg == BroadcastAlgorithm::kNative && nat) {
     algorithm_ = native_name("BCAST");
-    s = phase(algorithm_, "communication", [&] { return nat->broadcast(q.input.data, bytes, r_.root); });
+    s = phase(algorithm_, "communication", [&] { return nat->broadcast(q.input, bytes, r_.root); });
   } else {
     const bool pipe = alg == BroadcastAlgorithm::kPipeline ||
                       (alg == BroadcastAlgorithm::kAuto && ps_.t->size() > 2 &&
@@ -255,21 +255,20 @@ Status Executor::broadcast() {
     algorithm_ = pipe ? "PIPELINED_BROADCAST" : "TREE_BROADCAST";
     s = phase(algorithm_, "communication", [&] {
       CollectiveContext c = ctx(*ps_.t);
-      return pipe ? pipelined_broadcast(c, q.input.data, bytes, r_.root)
-                  : tree_broadcast(c, q.input.data, bytes, r_.root);
+      return pipe ? pipelined_broadcast(c, q.input, bytes, r_.root)
+                  : tree_broadcast(c, q.input, bytes, r_.root);
     });
   }
-  if (s.ok() && q.output.data && q.output.data != q.input.data && q.output.bytes() == bytes)
-    dev().copy(q.output.data, q.input.data, bytes);
+  if (s.ok() && q.output) dev().copy(q.output, q.input, bytes);  // null unless a distinct one of this size
   return s;
 }
 
 Status Executor::alltoall() {
-  const OpRequest& q = entries_[0]->req;
+  const PendingOp& q = entries_[0]->req;
   const int p = ps_.t->size();
   const size_t row_bytes = static_cast<size_t>(r_.row_elems[0]) * dtype_size(r_.dtype);
-  std::vector<int64_t> send_rows = q.splits;
-  if (send_rows.empty()) send_rows.assign(static_cast<size_t>(p), q.input.shape[0] / p);
+  std::vector<int64_t> send_rows = q.splits();
+  if (send_rows.empty()) send_rows.assign(static_cast<size_t>(p), q.shape[0] / p);
   CollectiveContext c = ctx(*ps_.t);
   HVD_ASSIGN_OR_RETURN(const std::vector<int64_t> recv_rows, exchange_counts(c, send_rows));
   std::vector<size_t> sb(static_cast<size_t>(p)), rb(static_cast<size_t>(p));
@@ -283,7 +282,7 @@ Status Executor::alltoall() {
   }
   HandleImpl& h = *entries_[0]->handle;
   h.output_buffer() = DeviceBuffer(&dev(), total);
-  std::vector<int64_t> shape = q.input.shape;
+  std::vector<int64_t> shape = q.shape;
   shape[0] = rows;
   h.set_output(total, shape);
   h.set_splits(recv_rows);
@@ -291,17 +290,17 @@ Status Executor::alltoall() {
   if (env_.algorithms.alltoall == AlltoallAlgorithm::kNative && nat) {
     algorithm_ = native_name("ALLTOALL");
     return phase(algorithm_, "communication", [&] {
-      return nat->alltoallv(q.input.data, sb, h.output_buffer().data(), rb);
+      return nat->alltoallv(q.input, sb, h.output_buffer().data(), rb);
     });
   }
   algorithm_ = "PAIRWISE_ALLTOALL";
   return phase(algorithm_, "communication", [&] {
-    return pairwise_alltoallv(c, q.input.data, sb, h.output_buffer().data(), rb);
+    return pairwise_alltoallv(c, q.input, sb, h.output_buffer().data(), rb);
   });
 }
 
 Status Executor::reducescatter() {
-  const OpRequest& q = entries_[0]->req;
+  const PendingOp& q = entries_[0]->req;
   const int p = ps_.t->size();
   const int me = ps_.t->rank();
   const DataType dt = r_.dtype;
@@ -316,14 +315,14 @@ Status Executor::reducescatter() {
   ps_.fusion[kind()].reserve(static_cast<size_t>(count) * es);
   void* work = ps_.fusion[kind()].data();
   (void)phase("MEMCPY_IN_FUSION_BUFFER", "memcpy", [&] {
-    d.copy(work, q.input.data, static_cast<size_t>(count) * es);
+    d.copy(work, q.input, static_cast<size_t>(count) * es);
     return Status::OK();
   });
   if (r_.prescale != 1.0) d.scale(work, count, dt, r_.prescale);
   const int64_t mine = off[static_cast<size_t>(me) + 1] - off[static_cast<size_t>(me)];
   HandleImpl& h = *entries_[0]->handle;
   h.output_buffer() = DeviceBuffer(&d, static_cast<size_t>(mine) * es);
-  std::vector<int64_t> shape = q.input.shape;
+  std::vector<int64_t> shape = q.shape;
   shape[0] = row ? mine / row : 0;
   h.set_output(static_cast<size_t>(mine) * es, shape);
   NativeCollectives* nat = native(dt);

@@ -17,9 +17,42 @@
 
 namespace hvd {
 
+/// What the runtime keeps of a caller's OpRequest from enqueue to completion: what
+/// negotiation announces (RequestRef) and execution reads. enqueue() validated the rest.
+/// 80 bytes where an OpRequest takes about 230: a simulation holds every rank's pending
+/// gradients at once (1.3 million at 4,096 ranks of ResNet-101).
+struct PendingOp {
+  /// The list-valued fields few operations have.
+  struct Rare {
+    std::vector<int64_t> splits;  ///< alltoall: rows sent to each peer
+    std::vector<int> set_ranks;   ///< add_process_set: the members
+  };
+  void* input = nullptr;       ///< OpRequest::input.data
+  void* output = nullptr;      ///< OpRequest::output.data; broadcast: null unless it holds the input's bytes
+  std::vector<int64_t> shape;  ///< OpRequest::input.shape
+  double prescale = 1.0;
+  double postscale = 1.0;
+  int32_t root = 0;
+  int32_t group_id = -1;
+  int32_t group_size = 0;
+  OpType op = OpType::kAllreduce;
+  DataType dtype = DataType::kFloat32;
+  ReduceOp reduce_op = ReduceOp::kAverage;
+  DeviceKind device = DeviceKind::kCPU;
+  std::unique_ptr<Rare> rare;  ///< null when both lists are empty
+
+  PendingOp() = default;
+  /// Takes what it keeps out of `q` (its shape and lists are moved).
+  explicit PendingOp(OpRequest&& q);
+  /// Input bytes.
+  size_t bytes() const { return static_cast<size_t>(num_elements(shape)) * dtype_size(dtype); }
+  const std::vector<int64_t>& splits() const;
+  const std::vector<int>& set_ranks() const;
+};
+
 /// A tensor submitted on this rank and not yet finished.
 struct TensorEntry {
-  OpRequest req;                       ///< what the caller asked for (its name: the table key)
+  PendingOp req;                       ///< what the caller asked for (its name: the table key)
   std::shared_ptr<HandleImpl> handle;  ///< where the outcome goes
   double enqueued_at = 0;              ///< platform time of enqueue
   bool announced = false;              ///< taken from `incoming` into a negotiation

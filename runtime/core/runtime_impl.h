@@ -20,7 +20,7 @@
 namespace hvd {
 
 /// The negotiation request of a submitted operation on rank `rank` of its set (enqueue.cc).
-TensorRequest to_message(const std::string& name, const OpRequest& q, int rank);
+TensorRequest to_message(const std::string& name, const PendingOp& q, int rank);
 
 /// The runtime behind hvd::Runtime: start-up agreement, the enqueue funnel, and what one
 /// background cycle does (negotiate, execute, fail). When cycles run is the Scheduler's;

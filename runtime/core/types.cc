@@ -59,7 +59,7 @@ std::string Status::to_string() const {
   static constexpr std::array<std::string_view, 7> kNames = {
       "OK", "InvalidArgument", "Mismatch", "Precondition", "Aborted", "Timeout", "Internal"};
   if (ok()) return "OK";
-  return std::string(kNames[static_cast<size_t>(code_)]) + ": " + message_;
+  return std::string(kNames[static_cast<size_t>(code())]) + ": " + message();
 }
 
 }  // namespace hvd

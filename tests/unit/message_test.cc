@@ -7,6 +7,7 @@
 
 #include "core/controller.h"
 #include "core/message.h"
+#include "core/process_sets.h"
 #include "hvd/runtime.h"
 
 namespace hvd {
@@ -99,8 +100,22 @@ TEST(Message, RequestRefAndRequestViewMatchTheFullRequest) {
   q.group_size = 2;
   q.set_ranks = {0, 2};
   const std::string name = "grad/w";
-  const RequestRef ref{&name, &q, 5};
+  const PendingOp kept(std::move(q));  // what the runtime's table holds of it
+  const RequestRef ref{&name, &kept, 5};
   EXPECT_EQ(ref.op(), OpType::kAddProcessSet);
+  {  // every field the request carries survived the move into PendingOp
+    const TensorRequest m = ref.materialize();
+    EXPECT_EQ(m.dtype, DataType::kFloat16);
+    EXPECT_EQ(m.device, DeviceKind::kGPU);
+    EXPECT_EQ(m.reduce_op, ReduceOp::kMax);
+    EXPECT_EQ(m.root, 3);
+    EXPECT_EQ(m.prescale, 0.5);
+    EXPECT_EQ(m.postscale, 2.25);
+    EXPECT_EQ(m.group_id, 7);
+    EXPECT_EQ(m.group_size, 2);
+    EXPECT_EQ(m.shape, (std::vector<int64_t>{4, 6}));
+    EXPECT_EQ(m.ranks, (std::vector<int>{0, 2}));
+  }
   Writer direct, full;
   ref.write(direct);
   write_request(full, ref.materialize());

@@ -13,12 +13,31 @@ namespace hvd {
 enum class StatusCode { kOk, kInvalidArgument, kMismatch, kPrecondition, kAborted, kTimeout, kInternal };
 
 /// Outcome of an operation: ok, or a code and a human-readable message.
+///
+/// One pointer wide: an ok Status is a null pointer (nothing to build or free on the
+/// success path), a failure points to its code and message. Every pending operation's
+/// handle holds one, and a simulation holds a million handles at a time.
 class [[nodiscard]] Status {
  public:
   /// A successful status.
   Status() = default;
   /// A failed status with the given code and message.
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message) : rep_(new Rep{code, std::move(message)}) {}
+  Status(const Status& o) : rep_(o.rep_ ? new Rep(*o.rep_) : nullptr) {}
+  Status(Status&& o) noexcept : rep_(o.rep_) { o.rep_ = nullptr; }
+  Status& operator=(const Status& o) {
+    if (this != &o) *this = Status(o);
+    return *this;
+  }
+  Status& operator=(Status&& o) noexcept {
+    if (this != &o) {
+      delete rep_;
+      rep_ = o.rep_;
+      o.rep_ = nullptr;
+    }
+    return *this;
+  }
+  ~Status() { delete rep_; }
 
   /// The successful status.
   static Status OK() { return {}; }
@@ -36,17 +55,24 @@ class [[nodiscard]] Status {
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
   /// True when the operation succeeded.
-  bool ok() const { return code_ == StatusCode::kOk; }
+  bool ok() const { return code() == StatusCode::kOk; }
   /// The failure kind (kOk on success).
-  StatusCode code() const { return code_; }
+  StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }
   /// The message ("" on success).
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return rep_ ? rep_->message : empty_message(); }
   /// "OK" or "<code>: <message>".
   std::string to_string() const;
 
  private:
-  StatusCode code_ = StatusCode::kOk;
-  std::string message_;
+  struct Rep {
+    StatusCode code;
+    std::string message;
+  };
+  static const std::string& empty_message() {
+    static const std::string empty;
+    return empty;
+  }
+  Rep* rep_ = nullptr;
 };
 
 /// A value of type T, or the Status saying why there is none: what a function that used
