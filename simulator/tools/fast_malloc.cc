@@ -23,19 +23,42 @@
 //    default) from posix_memalign, and a rank touches a few KiB of it; on huge pages every
 //    stack would be resident whole (3.3 GiB instead of 1.3 at 4,096 ranks). posix_memalign
 //    below marks page-aligned blocks of 64 KiB and more MADV_NOHUGEPAGE.
+//
+// 3. Zeroed blocks without writing them. Without guard pages (when two mappings per actor
+//    would not fit vm.max_map_count: the 16,384-GPU scenario's 32,768 actors) SimGrid takes
+//    each stack from calloc(), and tcmalloc's calloc writes every byte of it: the whole
+//    stack becomes resident (4 GiB at 16,384 GPUs with 128 KiB stacks). calloc below hands
+//    the whole pages inside a block of 64 KiB or more back to the kernel instead
+//    (MADV_DONTNEED on private anonymous memory: they read as zeros and become resident
+//    only when touched) and writes zeros only to the partial pages at its ends.
 #include <gperftools/malloc_extension.h>
 #include <gperftools/tcmalloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 namespace {
 
 constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+constexpr size_t kStackSized = size_t{64} << 10;  // blocks from this size on are treated as stacks
+
+size_t page_size() {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+// The whole pages inside [b, b + size): {lo, hi}, lo == hi when there are none.
+std::pair<uintptr_t, uintptr_t> whole_pages(const void* b, size_t size) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(b), page = page_size();
+  const uintptr_t lo = (a + page - 1) & ~(page - 1), hi = (a + size) & ~(page - 1);
+  return hi > lo ? std::pair{lo, hi} : std::pair{lo, lo};
+}
 constexpr size_t kChunk = size_t{64} << 20;
 
 class HugePageAllocator : public SysAllocator {
@@ -107,11 +130,32 @@ const bool kHugePages = [] {
 // page-aligned blocks kept off huge pages.
 extern "C" int posix_memalign(void** out, size_t alignment, size_t size) {
   const int r = tc_posix_memalign(out, alignment, size);
-  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  if (r == 0 && huge_pages_on() && size >= (size_t{64} << 10) && alignment >= page) {
-    const uintptr_t b = reinterpret_cast<uintptr_t>(*out);
-    const uintptr_t lo = (b + page - 1) & ~(uintptr_t{page} - 1), hi = (b + size) & ~(uintptr_t{page} - 1);
+  if (r == 0 && huge_pages_on() && size >= kStackSized && alignment >= page_size()) {
+    const auto [lo, hi] = whole_pages(*out, size);
     if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_NOHUGEPAGE);
   }
   return r;
+}
+
+// Replaces tcmalloc's calloc the same way: small blocks as before; a large one's whole pages
+// are discarded (zero on first touch) rather than written, and kept off huge pages.
+extern "C" void* calloc(size_t n, size_t size) {
+  if (size != 0 && n > SIZE_MAX / size) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  const size_t bytes = n * size;
+  if (bytes < kStackSized) return tc_calloc(n, size);
+  void* p = tc_malloc(bytes);
+  if (!p) return nullptr;
+  const auto [lo, hi] = whole_pages(p, bytes);
+  const uintptr_t b = reinterpret_cast<uintptr_t>(p), e = b + bytes;
+  if (hi == lo || (huge_pages_on() && madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_NOHUGEPAGE) != 0) ||
+      madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) != 0) {
+    std::memset(p, 0, bytes);  // not discardable (no whole page, or the kernel refused)
+    return p;
+  }
+  std::memset(p, 0, lo - b);
+  std::memset(reinterpret_cast<void*>(hi), 0, e - hi);
+  return p;
 }
