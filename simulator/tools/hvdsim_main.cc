@@ -13,6 +13,7 @@
 // options' ranges, that the report can be written, and a platform file's routes.
 //
 // Exit codes: 0 ok, 1 simulation failure, 2 bad input (scenario, options).
+#include <sched.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -31,6 +32,13 @@
 #include "hvd/sim/world.h"
 
 namespace {
+
+// CPUs this process may run on (its affinity mask; 0 when unknown).
+int cpus_allowed() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+}
 
 // --collective allreduce: the simulated counterpart of `hvdbench --collective allreduce`.
 int run_sweep(const hvd::sim::Scenario& sc, int np, const std::string& b, const std::string& e,
@@ -264,6 +272,15 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
   opts.with_data = with_data;
   opts.parallel = parallel;
   if (!quiet) opts.progress = [](const std::string& line) { std::cerr << "hvdsim: " << line << std::endl; };
+  // Simulations run in forked children, which inherit this process's CPU binding: mpirun
+  // binds each rank to one core by default (Open MPI, up to 2 ranks), and its simulations
+  // then share that core (a 3-model roce25 sweep under `mpirun -np 1`: 16 s instead of 7).
+  const int at_once = parallel > 0 ? parallel : (sc.points.empty() ? 1 : sc.points[0].parallel);
+  if (const int cpus = cpus_allowed(); !quiet && spread.is_root() && cpus > 0 && cpus < at_once)
+    std::cerr << "hvdsim: note: this process may run on " << cpus << " CPU" << (cpus == 1 ? "" : "s")
+              << " (its affinity) but runs up to " << at_once << " simulations at once, which share "
+              << (cpus == 1 ? "it" : "them") << "; under mpirun add --bind-to none or give each rank "
+              << at_once << " cores (--map-by slot:PE=" << at_once << ")\n";
   std::vector<hvd::report::RunRecord> records;
   s = spread.run(sc, opts, &records);  // all of it, or this MPI rank's / --shard's share
   if (!s.ok()) {
