@@ -73,10 +73,8 @@ Status ControlPlane::send_blob(int peer, const uint8_t* data, size_t size) {
 
 namespace {
 
-// Appends a sized message to a buffer, growing it to the exact size: a gather appends a
-// few (log2 np) messages, so doubling would save little copying and leave up to half of
-// the largest buffers (the subtrees near the root: 47 MB at rank 0 per cycle without a
-// response cache at 4,096 ranks) allocated and unused.
+// Appends a sized message to a buffer, growing it to the exact size (doubling would leave
+// up to half of the largest buffers, a subtree's requests near the root, unused).
 template <class Buffer>
 class AppendSink final : public SizedSink {
  public:
@@ -106,47 +104,71 @@ Status ControlPlane::recv_blob(int peer, Buffer* out) {
   return wait(*pending, peer, "negotiation", start);
 }
 
-// Blobs travel up the tree as concatenated (rank, length, bytes) records; each child's
-// records are received straight onto the end of ours.
-// gather()'s buffer is kept between cycles up to this size: most ranks' subtrees of
-// requests fit, and reusing it saves the allocation, zeroing and page faults of growing a
-// fresh one every cycle; the few large ones (near the root) are given back once used, so
-// that idle ranks do not hold np log np bytes of old requests.
+// Blobs travel up the tree as concatenated (rank, length, bytes) records. Each child's blob
+// is received into a buffer of its own, and a rank sends its own record and its children's
+// blobs up as one message of their total size (isend_sized_v): the simulator copies each
+// piece straight into the parent's buffer, once per level, where appending to one buffer
+// copied them again on every growth and faulted in twice the memory (at 16,384 ranks a
+// quarter of the wall time went to the kernel zeroing pages for it).
+// A child's buffer is kept between cycles up to this size: most ranks' subtrees of
+// requests fit, and reusing it saves the allocation and page faults of a fresh one every
+// cycle; the few large ones (near the root) are given back once used, so that idle ranks
+// do not hold np log np bytes of old requests.
 constexpr size_t kKeepGatherBytes = 16 << 10;
 
+namespace {
+
+void recycle(ByteBuffer* b) {
+  if (b->capacity() > kKeepGatherBytes) ByteBuffer().swap(*b);
+  else b->clear();
+}
+
+const uint8_t kNoBytes = 0;
+
+}  // namespace
+
 StatusOr<Gathered> ControlPlane::gather(std::vector<uint8_t> mine) {
-  if (acc_.capacity() > kKeepGatherBytes) ByteBuffer().swap(acc_);
-  ByteBuffer& acc = acc_;
-  acc.resize(12 + mine.size());
+  const std::vector<int> kids = children();
+  kids_.resize(kids.size());
+  for (ByteBuffer& b : kids_) recycle(&b);
+  mine_ = std::move(mine);
   const int32_t me = t_.rank();
-  const int64_t len = static_cast<int64_t>(mine.size());
-  std::memcpy(acc.data(), &me, 4);
-  std::memcpy(acc.data() + 4, &len, 8);
-  if (!mine.empty()) std::memcpy(acc.data() + 12, mine.data(), mine.size());
-  std::vector<uint8_t>().swap(mine);  // copied: not held through the waits below
-  for (int c : children()) {
-    HVD_RETURN_IF_ERROR(recv_blob(c, &acc));
-  }
+  const int64_t len = static_cast<int64_t>(mine_.size());
+  std::memcpy(head_.data(), &me, 4);
+  std::memcpy(head_.data() + 4, &len, 8);
+  for (size_t i = 0; i < kids.size(); ++i) HVD_RETURN_IF_ERROR(recv_blob(kids[i], &kids_[i]));
   Gathered all;
-  if (t_.rank() != 0) {
-    Status sent = send_blob(parent(), acc.data(), acc.size());
-    if (acc_.capacity() > kKeepGatherBytes) ByteBuffer().swap(acc_);
+  if (me != 0) {
+    std::vector<IoPiece> pieces;
+    pieces.reserve(2 + kids_.size());
+    pieces.push_back({head_.data(), head_.size()});
+    if (!mine_.empty()) pieces.push_back({mine_.data(), mine_.size()});
+    for (ByteBuffer& b : kids_)
+      if (!b.empty()) pieces.push_back({b.data(), b.size()});
+    auto r = t_.isend_sized_v(parent(), pieces, kTagControl);
+    Status sent = wait(*r, parent(), "negotiation");
+    r.reset();
+    std::vector<uint8_t>().swap(mine_);  // sent: not held until the next cycle
+    for (ByteBuffer& b : kids_) recycle(&b);
     HVD_RETURN_IF_ERROR(sent);
     return all;
   }
-  all.spans_.assign(static_cast<size_t>(t_.size()), {0, 0});
-  size_t off = 0;
-  while (off + 12 <= acc.size()) {
-    int32_t rank;
-    int64_t n;
-    std::memcpy(&rank, acc.data() + off, 4);
-    std::memcpy(&n, acc.data() + off + 4, 8);
-    if (rank < 0 || rank >= t_.size() || n < 0 || off + 12 + static_cast<size_t>(n) > acc.size())
-      return Status::Internal("corrupt gathered control message");
-    all.spans_[static_cast<size_t>(rank)] = {off + 12, static_cast<size_t>(n)};
-    off += 12 + static_cast<size_t>(n);
+  all.spans_.assign(static_cast<size_t>(t_.size()), {&kNoBytes, 0});
+  all.spans_[0] = {mine_.empty() ? &kNoBytes : mine_.data(), mine_.size()};
+  for (const ByteBuffer& b : kids_) {
+    size_t off = 0;
+    while (off < b.size()) {
+      int32_t rank;
+      int64_t n;
+      if (off + 12 > b.size()) return Status::Internal("corrupt gathered control message");
+      std::memcpy(&rank, b.data() + off, 4);
+      std::memcpy(&n, b.data() + off + 4, 8);
+      if (rank <= 0 || rank >= t_.size() || n < 0 || static_cast<uint64_t>(n) > b.size() - off - 12)
+        return Status::Internal("corrupt gathered control message");
+      all.spans_[static_cast<size_t>(rank)] = {b.data() + off + 12, static_cast<size_t>(n)};
+      off += 12 + static_cast<size_t>(n);
+    }
   }
-  all.bytes_ = &acc_;
   return all;
 }
 

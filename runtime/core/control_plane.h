@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <memory>
 #include <new>
 #include <utility>
@@ -38,22 +39,21 @@ struct UninitAlloc : std::allocator<T> {
 };
 using ByteBuffer = std::vector<uint8_t, UninitAlloc<uint8_t>>;
 
-/// What gather() collects on rank 0: every rank's bytes in one buffer (as they arrived,
-/// not copied once more into a vector per rank: at thousands of ranks a busy cycle's
-/// requests are tens of MB). It points into the ControlPlane's buffer: valid until the
-/// next gather() on the same ControlPlane.
+/// What gather() collects on rank 0: every rank's bytes where they arrived (rank 0's own,
+/// then each child's blob of its subtree's records; not copied once more into a vector per
+/// rank: at thousands of ranks a busy cycle's requests are tens of MB). It points into the
+/// ControlPlane's buffers: valid until the next gather() on the same ControlPlane.
 class Gathered {
  public:
   /// Ranks gathered (0 off rank 0).
   int ranks() const { return static_cast<int>(spans_.size()); }
   /// Rank r's bytes and their length.
-  const uint8_t* data(int r) const { return bytes_->data() + spans_[static_cast<size_t>(r)].first; }
+  const uint8_t* data(int r) const { return spans_[static_cast<size_t>(r)].first; }
   size_t length(int r) const { return spans_[static_cast<size_t>(r)].second; }
 
  private:
   friend class ControlPlane;
-  const ByteBuffer* bytes_ = nullptr;
-  std::vector<std::pair<size_t, size_t>> spans_;  // per rank: offset into bytes_, length
+  std::vector<std::pair<const uint8_t*, size_t>> spans_;  // per rank: start, length
 };
 
 /// Control-message collectives of one process set (coordinator = rank 0 of the set).
@@ -90,9 +90,14 @@ class ControlPlane {
   const Logger& log_;
   double warn_s_;
   double shutdown_s_;
-  /// gather()'s buffer, kept from one cycle to the next (a rank's subtree of requests:
-  /// growing it afresh every cycle costs page faults and zeroing at thousands of ranks).
-  ByteBuffer acc_;
+  /// gather()'s pieces, held until the next gather(): this rank's record head (its rank and
+  /// length) and bytes, and each child's blob as it arrived (its subtree's records). They
+  /// go up as one message without being concatenated (Transport::isend_sized_v); on rank 0
+  /// Gathered points into them. A child's buffer is kept from one cycle to the next up to
+  /// kKeepGatherBytes (control_plane.cc).
+  std::array<uint8_t, 12> head_{};
+  std::vector<uint8_t> mine_;
+  std::vector<ByteBuffer> kids_;
 };
 
 }  // namespace hvd

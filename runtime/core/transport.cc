@@ -244,6 +244,21 @@ std::unique_ptr<Request> Transport::isendv(int peer, const std::vector<IoPiece>&
   return req;
 }
 
+std::unique_ptr<Request> Transport::isend_sized_v(int peer, const std::vector<IoPiece>& pieces, int tag) {
+  if (pieces.size() == 1) return isend_sized(peer, pieces[0].data, pieces[0].bytes, tag);
+  bool phantom;
+  const size_t n = total_bytes(pieces, &phantom);
+  if (phantom) return isend_sized(peer, nullptr, n, tag);
+  auto req = std::make_unique<PackedRequest>(n, std::vector<IoPiece>{});
+  size_t off = 0;
+  for (const IoPiece& p : pieces) {
+    if (p.bytes) std::memcpy(req->data() + off, p.data, p.bytes);
+    off += p.bytes;
+  }
+  req->set(isend_sized(peer, req->data(), n, tag));
+  return req;
+}
+
 std::unique_ptr<Request> Transport::irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) {
   if (pieces.size() == 1) return irecv(peer, pieces[0].data, pieces[0].bytes, tag);
   bool phantom;

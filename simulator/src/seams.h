@@ -53,6 +53,8 @@ std::unique_ptr<Platform> make_sim_platform(DeviceClock* clock, double wakeup_la
 /// matches the mailbox).
 struct DataMatch {
   const void* src = nullptr;  ///< sender's bytes
+  /// Or the sender's pieces, in order (Transport::isend_sized_v): copied one after the other.
+  std::vector<IoPiece> parts;
   void* dst = nullptr;        ///< receiver's buffer
   size_t bytes = 0;           ///< this side's size
   bool matched = false;       ///< partner found and bytes copied

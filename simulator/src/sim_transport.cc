@@ -104,6 +104,17 @@ const SimFabric::Route& SimFabric::route(int src, int dst) {
   return routes_[key] = r;
 }
 
+// The first `n` bytes of the pieces' concatenation, to `dst`.
+static void copy_parts(const std::vector<IoPiece>& parts, void* dst, size_t n) {
+  auto* out = static_cast<uint8_t*>(dst);
+  for (const IoPiece& p : parts) {
+    const size_t k = std::min(p.bytes, n);
+    if (k) std::memcpy(out, p.data, k);
+    out += k;
+    n -= k;
+  }
+}
+
 void SimFabric::post(Channel* c, bool is_send, DataMatch* m) {
   auto& others = is_send ? c->recvs : c->sends;
   if (others.empty()) {
@@ -118,7 +129,13 @@ void SimFabric::post(Channel* c, bool is_send, DataMatch* m) {
     r.bytes = r.dst || !s.bytes ? s.bytes : 0;
   }
   const size_t n = std::min(s.bytes, r.bytes);
-  if (n && !is_phantom(s.src) && !is_phantom(r.dst)) std::memcpy(r.dst, s.src, n);
+  if (n && !is_phantom(r.dst)) {
+    if (!s.parts.empty()) {
+      copy_parts(s.parts, r.dst, n);
+    } else if (!is_phantom(s.src)) {
+      std::memcpy(r.dst, s.src, n);
+    }
+  }
   s.matched = r.matched = true;
   s.mismatch = r.mismatch = s.bytes != r.bytes;
   if (!is_send && o->eager) delete o;  // a buffered eager send: its job is done
@@ -225,8 +242,9 @@ class SimRequest final : public Request {
   /// `rate`: the flow's ceiling, bytes/s (0: none; see SimFabric::flow_cap).
   SimRequest(Channel* c, bool is_send, const void* src, void* dst, size_t bytes,
              double wire_bytes = 0, DeviceClock* clock = nullptr, double path_s = 0,
-             double rate = 0, SizedSink* sink = nullptr)
+             double rate = 0, SizedSink* sink = nullptr, std::vector<IoPiece> parts = {})
       : ch_(c), clock_(clock), path_(path_s) {
+    m_.parts = std::move(parts);
     m_.src = src;
     m_.dst = dst;
     m_.bytes = bytes;
@@ -348,6 +366,20 @@ class SimTransport final : public Transport, public TimingTrains {
   std::unique_ptr<Request> isend_sized(int peer, const void* data, size_t bytes, int tag) override {
     return isend(peer, data, bytes, tag);
   }
+  // The pieces go to the receiver's buffer one after the other when the message matches:
+  // the control plane's gather forwards its children's blobs without concatenating them.
+  std::unique_ptr<Request> isend_sized_v(int peer, const std::vector<IoPiece>& pieces, int tag) override {
+    size_t n = 0;
+    for (const IoPiece& p : pieces) {
+      if (p.bytes && is_phantom(p.data)) return Transport::isend_sized_v(peer, pieces, tag);
+      n += p.bytes;
+    }
+    clock_->before_post();
+    f_->messages[tag & 7] += 1;
+    f_->bytes[tag & 7] += static_cast<double>(n);
+    const double hot = touch(tag, pieces);
+    return post_send(peer, nullptr, n, tag, hot, pieces);
+  }
   std::unique_ptr<Request> irecv_sized(int peer, SizedSink* sink, int tag) override {
     clock_->before_post();
     return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, 0, 0, nullptr, 0,
@@ -466,22 +498,31 @@ class SimTransport final : public Transport, public TimingTrains {
   std::string name() const override { return "simgrid"; }
 
  private:
+  // `parts`, when not empty, are the message's bytes in pieces (isend_sized_v); `data` is
+  // then unused.
   std::unique_ptr<Request> post_send(int peer, const void* data, size_t bytes, int tag,
-                                     double hot) {
+                                     double hot, std::vector<IoPiece> parts = {}) {
     const double wire = f_->wire_bytes(me(), member(peer), bytes, hot);
     Channel* c = channel(peer, tag, true);
     const double cap = f_->flow_cap(me(), member(peer));
     if (bytes > f_->eager_limit)
-      return std::make_unique<SimRequest>(c, true, data, nullptr, bytes, wire, nullptr, 0, cap);
+      return std::make_unique<SimRequest>(c, true, data, nullptr, bytes, wire, nullptr, 0, cap, nullptr,
+                                          std::move(parts));
     auto m = std::make_unique<DataMatch>();
     m->src = data;
+    m->parts = std::move(parts);
     m->bytes = bytes;
     m->eager = true;
     SimFabric::post(c, true, m.get());
     if (!m->matched) {  // queued: buffer the bytes, the channel owns it from here
-      if (bytes && !is_phantom(data)) {
+      if (bytes && (!m->parts.empty() || !is_phantom(data))) {
         m->copy.reset(new uint8_t[bytes]);  // not zero-filled: written at once
-        std::memcpy(m->copy.get(), data, bytes);
+        if (!m->parts.empty()) {
+          copy_parts(m->parts, m->copy.get(), bytes);
+          m->parts.clear();
+        } else {
+          std::memcpy(m->copy.get(), data, bytes);
+        }
         m->src = m->copy.get();
       }
       (void)m.release();

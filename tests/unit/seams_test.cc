@@ -153,6 +153,47 @@ TEST(Transport, SizedMessagesOfAnySizeOverTheDefaultProtocol) {
 }
 
 
+// A sized message sent in pieces over the default protocol (packed into one buffer the
+// request owns) arrives as their concatenation: empty pieces, a total that fits the head,
+// one just over it, a large one, and no bytes at all.
+TEST(Transport, SizedMessageFromPiecesIsTheirConcatenation) {
+  LocalWorld world(2);
+  auto t0 = world.transport(0), t1 = world.transport(1);
+  const auto a = pattern(3, 1), b = pattern(Transport::kSizedHead - 8 - 3, 2), c = pattern(70000, 3);
+  auto piece = [](const std::vector<uint8_t>& v) { return IoPiece{const_cast<uint8_t*>(v.data()), v.size()}; };
+  const std::vector<std::vector<IoPiece>> messages = {
+      {piece(a), {nullptr, 0}, piece(b)},  // exactly the head's capacity
+      {piece(b), piece(a), piece(a)},      // 3 bytes over it
+      {piece(c), piece(a), piece(b)},      // large
+      {{nullptr, 0}},                      // empty
+  };
+  AppendAll sink;
+  std::thread receiver([&] {
+    for (size_t i = 0; i < messages.size(); ++i) {
+      std::unique_ptr<Request> pending;
+      Status s = t1->recv_sized_until(0, &sink, kTagControl, kNoDeadline, &pending);
+      if (!s.ok()) ADD_FAILURE() << s.to_string();
+    }
+  });
+  for (const auto& m : messages) {
+    Status s = t0->isend_sized_v(1, m, kTagControl)->wait(kNoDeadline);
+    if (!s.ok()) ADD_FAILURE() << s.to_string();
+  }
+  receiver.join();
+  std::vector<uint8_t> want;
+  std::vector<size_t> want_sizes;
+  for (const auto& m : messages) {
+    size_t n = 0;
+    for (const IoPiece& p : m) {
+      if (p.bytes) want.insert(want.end(), static_cast<uint8_t*>(p.data), static_cast<uint8_t*>(p.data) + p.bytes);
+      n += p.bytes;
+    }
+    want_sizes.push_back(n);
+  }
+  EXPECT_EQ(sink.sizes, want_sizes);
+  EXPECT_TRUE(sink.bytes == want);
+}
+
 // The cycle hook runs on the real loop thread while the thread that set it goes on:
 // set_cycle_hook() waits for a hook call in progress, so that once it returns the old hook
 // (which refers to its setter's locals) is neither running nor called again.

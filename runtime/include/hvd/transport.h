@@ -140,6 +140,11 @@ class Transport {
   /// only when the bytes do not fit there, a second one with the rest. A backend that
   /// matches messages itself sends exactly `bytes` in one message (the simulator).
   virtual std::unique_ptr<Request> isend_sized(int peer, const void* data, size_t bytes, int tag);
+  /// isend_sized() of the pieces' concatenation, one message. The default packs them into a
+  /// buffer the request owns; a backend that copies at matching time copies the pieces
+  /// straight into the receiver's buffer (the simulator). The pieces must stay valid until
+  /// the request completes.
+  virtual std::unique_ptr<Request> isend_sized_v(int peer, const std::vector<IoPiece>& pieces, int tag);
   /// Receives a message sent with isend_sized() into sink->room(its size); the sink must
   /// outlive the request.
   virtual std::unique_ptr<Request> irecv_sized(int peer, SizedSink* sink, int tag);
