@@ -54,7 +54,8 @@ std::unique_ptr<Platform> make_sim_platform(DeviceClock* clock, double wakeup_la
 struct DataMatch {
   const void* src = nullptr;  ///< sender's bytes
   /// Or the sender's pieces, in order (Transport::isend_sized_v): copied one after the other.
-  std::vector<IoPiece> parts;
+  const IoPiece* parts = nullptr;
+  size_t nparts = 0;
   void* dst = nullptr;        ///< receiver's buffer
   size_t bytes = 0;           ///< this side's size
   bool matched = false;       ///< partner found and bytes copied

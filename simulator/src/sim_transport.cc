@@ -105,11 +105,11 @@ const SimFabric::Route& SimFabric::route(int src, int dst) {
 }
 
 // The first `n` bytes of the pieces' concatenation, to `dst`.
-static void copy_parts(const std::vector<IoPiece>& parts, void* dst, size_t n) {
+static void copy_parts(const IoPiece* parts, size_t nparts, void* dst, size_t n) {
   auto* out = static_cast<uint8_t*>(dst);
-  for (const IoPiece& p : parts) {
-    const size_t k = std::min(p.bytes, n);
-    if (k) std::memcpy(out, p.data, k);
+  for (const IoPiece* p = parts; p != parts + nparts; ++p) {
+    const size_t k = std::min(p->bytes, n);
+    if (k) std::memcpy(out, p->data, k);
     out += k;
     n -= k;
   }
@@ -130,8 +130,8 @@ void SimFabric::post(Channel* c, bool is_send, DataMatch* m) {
   }
   const size_t n = std::min(s.bytes, r.bytes);
   if (n && !is_phantom(r.dst)) {
-    if (!s.parts.empty()) {
-      copy_parts(s.parts, r.dst, n);
+    if (s.parts) {
+      copy_parts(s.parts, s.nparts, r.dst, n);
     } else if (!is_phantom(s.src)) {
       std::memcpy(r.dst, s.src, n);
     }
@@ -243,8 +243,11 @@ class SimRequest final : public Request {
   SimRequest(Channel* c, bool is_send, const void* src, void* dst, size_t bytes,
              double wire_bytes = 0, DeviceClock* clock = nullptr, double path_s = 0,
              double rate = 0, SizedSink* sink = nullptr, std::vector<IoPiece> parts = {})
-      : ch_(c), clock_(clock), path_(path_s) {
-    m_.parts = std::move(parts);
+      : ch_(c), clock_(clock), path_(path_s), parts_(std::move(parts)) {
+    if (!parts_.empty()) {  // the request keeps them: the receive may match much later
+      m_.parts = parts_.data();
+      m_.nparts = parts_.size();
+    }
     m_.src = src;
     m_.dst = dst;
     m_.bytes = bytes;
@@ -319,6 +322,7 @@ class SimRequest final : public Request {
   Channel* ch_;
   DeviceClock* clock_;
   double path_;
+  std::vector<IoPiece> parts_;  // isend_sized_v's pieces (rendezvous)
   DataMatch m_;
   sg4::CommPtr comm_;
   bool done_ = false;
@@ -378,7 +382,7 @@ class SimTransport final : public Transport, public TimingTrains {
     f_->messages[tag & 7] += 1;
     f_->bytes[tag & 7] += static_cast<double>(n);
     const double hot = touch(tag, pieces);
-    return post_send(peer, nullptr, n, tag, hot, pieces);
+    return post_send(peer, nullptr, n, tag, hot, &pieces);
   }
   std::unique_ptr<Request> irecv_sized(int peer, SizedSink* sink, int tag) override {
     clock_->before_post();
@@ -501,30 +505,34 @@ class SimTransport final : public Transport, public TimingTrains {
   // `parts`, when not empty, are the message's bytes in pieces (isend_sized_v); `data` is
   // then unused.
   std::unique_ptr<Request> post_send(int peer, const void* data, size_t bytes, int tag,
-                                     double hot, std::vector<IoPiece> parts = {}) {
+                                     double hot, const std::vector<IoPiece>* parts = nullptr) {
     const double wire = f_->wire_bytes(me(), member(peer), bytes, hot);
     Channel* c = channel(peer, tag, true);
     const double cap = f_->flow_cap(me(), member(peer));
     if (bytes > f_->eager_limit)
       return std::make_unique<SimRequest>(c, true, data, nullptr, bytes, wire, nullptr, 0, cap, nullptr,
-                                          std::move(parts));
+                                          parts ? *parts : std::vector<IoPiece>{});
     auto m = std::make_unique<DataMatch>();
     m->src = data;
-    m->parts = std::move(parts);
+    if (parts) {  // read only here: copied below unless the receive took them at once
+      m->parts = parts->data();
+      m->nparts = parts->size();
+    }
     m->bytes = bytes;
     m->eager = true;
     SimFabric::post(c, true, m.get());
     if (!m->matched) {  // queued: buffer the bytes, the channel owns it from here
-      if (bytes && (!m->parts.empty() || !is_phantom(data))) {
+      if (bytes && (m->parts || !is_phantom(data))) {
         m->copy.reset(new uint8_t[bytes]);  // not zero-filled: written at once
-        if (!m->parts.empty()) {
-          copy_parts(m->parts, m->copy.get(), bytes);
-          m->parts.clear();
+        if (m->parts) {
+          copy_parts(m->parts, m->nparts, m->copy.get(), bytes);
         } else {
           std::memcpy(m->copy.get(), data, bytes);
         }
         m->src = m->copy.get();
       }
+      m->parts = nullptr;
+      m->nparts = 0;
       (void)m.release();
     }
     // Eager: complete from the start. The flow goes to SimGrid detached; the bytes went to
