@@ -229,34 +229,34 @@ std::unique_ptr<Request> completed_request(Status s) {
   return std::make_unique<CompletedRequest>(std::move(s));
 }
 
-std::unique_ptr<Request> Transport::isendv(int peer, const std::vector<IoPiece>& pieces, int tag) {
-  if (pieces.size() == 1) return isend(peer, pieces[0].data, pieces[0].bytes, tag);
+namespace {
+
+// The default gathered sends: one piece as it is, phantom pieces as one phantom message,
+// otherwise the pieces packed into a buffer the request owns, sent by `send`.
+template <class Send>
+std::unique_ptr<Request> send_packed(const std::vector<IoPiece>& pieces, Send send) {
+  if (pieces.size() == 1) return send(pieces[0].data, pieces[0].bytes);
   bool phantom;
   const size_t n = total_bytes(pieces, &phantom);
-  if (phantom) return isend(peer, nullptr, n, tag);
+  if (phantom) return send(nullptr, n);
   auto req = std::make_unique<PackedRequest>(n, std::vector<IoPiece>{});
   size_t off = 0;
   for (const IoPiece& p : pieces) {
     if (p.bytes) std::memcpy(req->data() + off, p.data, p.bytes);
     off += p.bytes;
   }
-  req->set(isend(peer, req->data(), n, tag));
+  req->set(send(req->data(), n));
   return req;
 }
 
+}  // namespace
+
+std::unique_ptr<Request> Transport::isendv(int peer, const std::vector<IoPiece>& pieces, int tag) {
+  return send_packed(pieces, [&](const void* data, size_t n) { return isend(peer, data, n, tag); });
+}
+
 std::unique_ptr<Request> Transport::isend_sized_v(int peer, const std::vector<IoPiece>& pieces, int tag) {
-  if (pieces.size() == 1) return isend_sized(peer, pieces[0].data, pieces[0].bytes, tag);
-  bool phantom;
-  const size_t n = total_bytes(pieces, &phantom);
-  if (phantom) return isend_sized(peer, nullptr, n, tag);
-  auto req = std::make_unique<PackedRequest>(n, std::vector<IoPiece>{});
-  size_t off = 0;
-  for (const IoPiece& p : pieces) {
-    if (p.bytes) std::memcpy(req->data() + off, p.data, p.bytes);
-    off += p.bytes;
-  }
-  req->set(isend_sized(peer, req->data(), n, tag));
-  return req;
+  return send_packed(pieces, [&](const void* data, size_t n) { return isend_sized(peer, data, n, tag); });
 }
 
 std::unique_ptr<Request> Transport::irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) {

@@ -188,6 +188,15 @@ TEST(SimSeams, RecvUntilTimesOutAndTheReceiveStaysPosted) {
   EXPECT_EQ(out, "OK;7;0;Timeout;1;OK;42;1");
 }
 
+// A sized receive's sink: the message lands in `got`, sized to it.
+struct VectorSink final : SizedSink {
+  std::vector<uint8_t> got;
+  void* room(size_t n) override {
+    got.resize(n);
+    return got.data();
+  }
+};
+
 // Sized messages in the simulator are one transfer of exactly their size (the default
 // protocol's fixed-size head and second message would cost 1 KiB and a latency more): a
 // receive posted after the send starts the flow then, one posted first gets it when it is
@@ -203,13 +212,7 @@ TEST(SimSeams, SizedMessagesAreOneTransferOfTheirSize) {
       k.platform->sleep_for(3);
       (void)t.isend_sized(1, b.data(), b.size(), kTagControl)->wait(kNoDeadline);  // at t = 3
     } else {
-      struct Sink final : SizedSink {
-        std::vector<uint8_t> got;
-        void* room(size_t n) override {
-          got.resize(n);
-          return got.data();
-        }
-      } first, second;
+      VectorSink first, second;
       k.platform->sleep_for(0.5);
       std::unique_ptr<Request> pending;
       Status x = t.recv_sized_until(0, &first, kTagControl, k.platform->now() + 1, &pending);
@@ -246,13 +249,7 @@ TEST(SimSeams, SizedMessageFromPiecesIsOneTransferOfTheirTotalSize) {
       k.platform->sleep_for(3);
       (void)t.isend_sized_v(1, large, kTagControl)->wait(kNoDeadline);  // at t = 6
     } else {
-      struct Sink final : SizedSink {
-        std::vector<uint8_t> got;
-        void* room(size_t n) override {
-          got.resize(n);
-          return got.data();
-        }
-      } first, second, third;
+      VectorSink first, second, third;
       std::vector<uint8_t> ab = a, bca = b;
       ab.insert(ab.end(), b.begin(), b.end());
       bca.insert(bca.end(), c.begin(), c.end());
