@@ -34,8 +34,17 @@ long mappings_left() {
 // uninitialised memory (only the pages an actor touches become resident) and protects
 // the page below, which splits the mapping: two mappings per actor, so guards are used
 // only while `actors` (about two per rank) fit well within vm.max_map_count.
-void configure_engine(sg4::Engine& e, const SimModelSpec& m, long actors, bool capped_flows) {
+// CPU model: no simulated actor executes work on a host CPU (device and host work is
+// folded into each rank's DeviceClock and slept off), so the CPU model only times sleeps.
+// Its trace-integration variant (TI) does that without a max-min system: a sleep is a
+// date in a heap, not a max-min variable on the host's CPU constraint (Cas01, the
+// default). Sleeps end at the same dates; only the order in which two of them ending at
+// the same instant are handed back may differ. TI takes single-core hosts only, which is
+// what the topology builder makes; a user's platform file may declare more cores.
+void configure_engine(sg4::Engine& e, const SimModelSpec& m, long actors, bool capped_flows,
+                      bool single_core_hosts) {
   e.set_config("network/model:" + m.network_model);
+  if (single_core_hosts) e.set_config("cpu/optim:TI");
   e.set_config(std::string("network/crosstraffic:") + (m.cross_traffic ? "1" : "0"));
   // No TCP window bound (RDMA; TCP is described by the protocol's parameters instead).
   // CM02 caps a flow at min(its rate, gamma / 2 latency), and a cap of 0 means none: with
@@ -85,7 +94,8 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
                       WorldInfo* info) {
   HVD_RETURN_IF_ERROR(check_world(o));
   auto engine = make_engine();
-  configure_engine(*engine, o.model, 2L * o.np, o.cluster.network.effective_connection_rate() > 0);
+  configure_engine(*engine, o.model, 2L * o.np, o.cluster.network.effective_connection_rate() > 0,
+                   o.cluster.platform_file.empty());
   BuiltPlatform plat;
   HVD_RETURN_IF_ERROR(build_platform(o.cluster, &plat));
   if (o.np > static_cast<int>(plat.gpus.size()))

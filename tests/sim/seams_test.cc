@@ -8,6 +8,7 @@
 #include "hvd/replay/training_step.h"
 #include "hvd/sim/isolate.h"
 #include "hvd/sim/world.h"
+#include <xbt/config.hpp>
 
 namespace hvd::sim {
 namespace {
@@ -457,6 +458,52 @@ TEST(SimTopology, StarFatTreeTorusNvlinkAndPlatformFile) {
   x.cluster.platform_file = xml;
   x.np = 4;
   EXPECT_EQ(allreduce_on(x), "OK;2;1");
+}
+
+}  // namespace
+}  // namespace hvd::sim
+
+namespace hvd::sim {
+namespace {
+
+// The CPU model only times sleeps: built platforms (single-core hosts) take its
+// trace-integration variant; a platform file with multi-core hosts keeps the default,
+// which TI would refuse, and both time a rank's device work the same.
+std::string cpu_model_and_end(const WorldOptions& base) {
+  return isolated([base] {
+    std::string r;
+    Status s = simulate(base, [&](Runtime& rt, RankSeams& k) {
+      Tensor x;
+      x.shape = {1 << 18};
+      x.device = DeviceKind::kGPU;
+      Status st = rt.allreduce("x", x, x);
+      k.platform->compute(0.25);
+      if (k.rank == 0)
+        r = st.to_string() + ";" + simgrid::config::get_value<std::string>("cpu/optim") + ";" +
+            std::to_string(k.platform->now() > 0.25);
+    });
+    return s.ok() ? r : s.to_string();
+  });
+}
+
+TEST(SimTopology, SleepsUseTheCpuModelTheHostsAllow) {
+  EXPECT_EQ(cpu_model_and_end(star(2, 2)), "OK;TI;1");
+  const std::string xml = ::testing::TempDir() + "hvdsim_platform_multicore.xml";
+  FILE* f = std::fopen(xml.c_str(), "w");
+  ASSERT_TRUE(f);
+  std::fputs(R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="world" routing="Full">
+    <cluster id="a" prefix="a-" suffix="" radical="0-3" speed="1Gf" core="4" bw="10GBps" lat="1us" bb_bw="100GBps" bb_lat="0us"/>
+  </zone>
+</platform>
+)", f);
+  std::fclose(f);
+  WorldOptions x;
+  x.cluster.platform_file = xml;
+  x.np = 4;
+  EXPECT_EQ(cpu_model_and_end(x), "OK;Lazy;1");
 }
 
 }  // namespace
