@@ -418,6 +418,20 @@ std::string allreduce_on(const WorldOptions& base) {
   });
 }
 
+// A SimGrid platform file in the test's temp dir: `zone` is the body of its one Full zone.
+// Returns its path, or "" when it cannot be written.
+std::string write_platform(const std::string& name, const char* zone) {
+  const std::string xml = ::testing::TempDir() + name;
+  FILE* f = std::fopen(xml.c_str(), "w");
+  if (!f) return "";
+  std::fprintf(f,
+               "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+               "<platform version=\"4.1\">\n  <zone id=\"world\" routing=\"Full\">%s\n  </zone>\n</platform>\n",
+               zone);
+  std::fclose(f);
+  return xml;
+}
+
 TEST(SimTopology, StarFatTreeTorusNvlinkAndPlatformFile) {
   WorldOptions o = star(4, 2);
   o.cluster.network.nic = "per_server";
@@ -439,23 +453,13 @@ TEST(SimTopology, StarFatTreeTorusNvlinkAndPlatformFile) {
   o.cluster.intra.type = "nvlink";
   o.config.hierarchical_allreduce = true;
   EXPECT_EQ(allreduce_on(o), "OK;4;1");
-  const std::string xml = ::testing::TempDir() + "hvdsim_platform.xml";
-  FILE* f = std::fopen(xml.c_str(), "w");
-  ASSERT_TRUE(f);
-  std::fputs(R"(<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="world" routing="Full">
+  WorldOptions x;
+  x.cluster.platform_file = write_platform("hvdsim_platform.xml", R"(
     <cluster id="a" prefix="a-" suffix="" radical="0-1" speed="1Gf" bw="10GBps" lat="1us" bb_bw="100GBps" bb_lat="0us"/>
     <cluster id="b" prefix="b-" suffix="" radical="0-1" speed="1Gf" bw="10GBps" lat="1us" bb_bw="100GBps" bb_lat="0us"/>
     <link id="ab" bandwidth="3GBps" latency="5us"/>
-    <zoneRoute src="a" dst="b" gw_src="a-a_router" gw_dst="b-b_router"><link_ctn id="ab"/></zoneRoute>
-  </zone>
-</platform>
-)", f);
-  std::fclose(f);
-  WorldOptions x;
-  x.cluster.platform_file = xml;
+    <zoneRoute src="a" dst="b" gw_src="a-a_router" gw_dst="b-b_router"><link_ctn id="ab"/></zoneRoute>)");
+  ASSERT_FALSE(x.cluster.platform_file.empty());
   x.np = 4;
   EXPECT_EQ(allreduce_on(x), "OK;2;1");
 }
@@ -488,20 +492,10 @@ std::string cpu_model_and_end(const WorldOptions& base) {
 
 TEST(SimTopology, SleepsUseTheCpuModelTheHostsAllow) {
   EXPECT_EQ(cpu_model_and_end(star(2, 2)), "OK;TI;1");
-  const std::string xml = ::testing::TempDir() + "hvdsim_platform_multicore.xml";
-  FILE* f = std::fopen(xml.c_str(), "w");
-  ASSERT_TRUE(f);
-  std::fputs(R"(<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="world" routing="Full">
-    <cluster id="a" prefix="a-" suffix="" radical="0-3" speed="1Gf" core="4" bw="10GBps" lat="1us" bb_bw="100GBps" bb_lat="0us"/>
-  </zone>
-</platform>
-)", f);
-  std::fclose(f);
   WorldOptions x;
-  x.cluster.platform_file = xml;
+  x.cluster.platform_file = write_platform("hvdsim_platform_multicore.xml", R"(
+    <cluster id="a" prefix="a-" suffix="" radical="0-3" speed="1Gf" core="4" bw="10GBps" lat="1us" bb_bw="100GBps" bb_lat="0us"/>)");
+  ASSERT_FALSE(x.cluster.platform_file.empty());
   x.np = 4;
   EXPECT_EQ(cpu_model_and_end(x), "OK;Lazy;1");
 }
