@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <cstring>
 
 #include "hvd/replay/training_step.h"
@@ -403,18 +404,26 @@ namespace {
 
 // Every topology builder gives a world in which the runtime runs an allreduce; the
 // platform-XML path takes its GPUs and servers from the file.
-std::string allreduce_on(const WorldOptions& base) {
-  return isolated([base] {
-    WorldOptions o = base;
+// Every rank allreduces, then runs `then` with the result; rank 0's answer is returned.
+using AfterAllreduce = std::function<std::string(Runtime&, RankSeams&, const Status&)>;
+std::string allreduce_then(const WorldOptions& base, const AfterAllreduce& then) {
+  return isolated([base, then] {
     std::string r;
-    Status s = simulate(o, [&](Runtime& rt, RankSeams& k) {
+    Status s = simulate(base, [&](Runtime& rt, RankSeams& k) {
       Tensor x;
       x.shape = {1 << 18};
       x.device = DeviceKind::kGPU;
       Status st = rt.allreduce("x", x, x);
-      if (k.rank == 0) r = st.to_string() + ";" + std::to_string(rt.cross_size()) + ";" + std::to_string(k.platform->now() > 0);
+      std::string mine = then(rt, k, st);
+      if (k.rank == 0) r = mine;
     });
     return s.ok() ? r : s.to_string();
+  });
+}
+
+std::string allreduce_on(const WorldOptions& base) {
+  return allreduce_then(base, [](Runtime& rt, RankSeams& k, const Status& st) {
+    return st.to_string() + ";" + std::to_string(rt.cross_size()) + ";" + std::to_string(k.platform->now() > 0);
   });
 }
 
@@ -474,19 +483,10 @@ namespace {
 // trace-integration variant; a platform file with multi-core hosts keeps the default,
 // which TI would refuse, and both time a rank's device work the same.
 std::string cpu_model_and_end(const WorldOptions& base) {
-  return isolated([base] {
-    std::string r;
-    Status s = simulate(base, [&](Runtime& rt, RankSeams& k) {
-      Tensor x;
-      x.shape = {1 << 18};
-      x.device = DeviceKind::kGPU;
-      Status st = rt.allreduce("x", x, x);
-      k.platform->compute(0.25);
-      if (k.rank == 0)
-        r = st.to_string() + ";" + simgrid::config::get_value<std::string>("cpu/optim") + ";" +
-            std::to_string(k.platform->now() > 0.25);
-    });
-    return s.ok() ? r : s.to_string();
+  return allreduce_then(base, [](Runtime&, RankSeams& k, const Status& st) {
+    k.platform->compute(0.25);
+    return st.to_string() + ";" + simgrid::config::get_value<std::string>("cpu/optim") + ";" +
+           std::to_string(k.platform->now() > 0.25);
   });
 }
 
