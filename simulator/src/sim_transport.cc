@@ -104,10 +104,15 @@ const SimFabric::Route& SimFabric::route(int src, int dst) {
   return routes_[key] = r;
 }
 
-// The first `n` bytes of the pieces' concatenation, to `dst`.
-static void copy_parts(const IoPiece* parts, size_t nparts, void* dst, size_t n) {
+// The first `n` bytes of a send's message (its pieces, one after the other, or its
+// bytes) to `dst`; nothing when the send is phantom.
+static void copy_message(const DataMatch& s, void* dst, size_t n) {
+  if (!s.parts) {
+    if (!is_phantom(s.src)) std::memcpy(dst, s.src, n);
+    return;
+  }
   auto* out = static_cast<uint8_t*>(dst);
-  for (const IoPiece* p = parts; p != parts + nparts; ++p) {
+  for (const IoPiece* p = s.parts; p != s.parts + s.nparts; ++p) {
     const size_t k = std::min(p->bytes, n);
     if (k) std::memcpy(out, p->data, k);
     out += k;
@@ -129,13 +134,7 @@ void SimFabric::post(Channel* c, bool is_send, DataMatch* m) {
     r.bytes = r.dst || !s.bytes ? s.bytes : 0;
   }
   const size_t n = std::min(s.bytes, r.bytes);
-  if (n && !is_phantom(r.dst)) {
-    if (s.parts) {
-      copy_parts(s.parts, s.nparts, r.dst, n);
-    } else if (!is_phantom(s.src)) {
-      std::memcpy(r.dst, s.src, n);
-    }
-  }
+  if (n && !is_phantom(r.dst)) copy_message(s, r.dst, n);
   s.matched = r.matched = true;
   s.mismatch = r.mismatch = s.bytes != r.bytes;
   if (!is_send && o->eager) delete o;  // a buffered eager send: its job is done
@@ -524,11 +523,7 @@ class SimTransport final : public Transport, public TimingTrains {
     if (!m->matched) {  // queued: buffer the bytes, the channel owns it from here
       if (bytes && (m->parts || !is_phantom(data))) {
         m->copy.reset(new uint8_t[bytes]);  // not zero-filled: written at once
-        if (m->parts) {
-          copy_parts(m->parts, m->nparts, m->copy.get(), bytes);
-        } else {
-          std::memcpy(m->copy.get(), data, bytes);
-        }
+        copy_message(*m, m->copy.get(), bytes);
         m->src = m->copy.get();
       }
       m->parts = nullptr;

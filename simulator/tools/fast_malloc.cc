@@ -47,6 +47,7 @@ namespace {
 
 constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
 constexpr size_t kStackSized = size_t{64} << 10;  // blocks from this size on are treated as stacks
+constexpr size_t kChunk = size_t{64} << 20;       // what HugePageAllocator maps at a time
 
 size_t page_size() {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -59,7 +60,6 @@ std::pair<uintptr_t, uintptr_t> whole_pages(const void* b, size_t size) {
   const uintptr_t lo = (a + page - 1) & ~(page - 1), hi = (a + size) & ~(page - 1);
   return hi > lo ? std::pair{lo, hi} : std::pair{lo, lo};
 }
-constexpr size_t kChunk = size_t{64} << 20;
 
 class HugePageAllocator : public SysAllocator {
  public:
