@@ -20,9 +20,10 @@ namespace hvd {
 /// `lockstep`: the step-synchronous form of the same ring. A rank's next message goes only
 /// once its previous one has been received (one send in flight, one receive posted ahead),
 /// so the ring advances step by step at the pace of its slowest hop, as a ring whose every
-/// step is staged whole before it moves on (allreduce_algorithm "lockstep_ring"). In a
-/// timing-only world a train of n such steps arrives n slowest-hop times after it left
-/// (TimingTrains::ring_max_hop) instead of after the sum of the hops upstream.
+/// step is staged whole before it moves on (allreduce_algorithm "lockstep_ring").
+///
+/// Where the transport has timing-only collectives (Transport::timing(), the simulator
+/// without bytes) they may time the whole ring instead, as a few long transfers.
 Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, DataType dt,
                                 ReduceOp op, int window = 4, bool lockstep = false);
 

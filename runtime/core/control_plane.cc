@@ -58,16 +58,15 @@ Status ControlPlane::recv(int peer, void* data, size_t bytes, const char* what) 
   const double start = p_.now();
   const double first = first_deadline(start);
   std::unique_ptr<Request> pending;
-  Status s = t_.recv_until(peer, data, bytes, kTagControl, first, &pending);
+  const IoPiece into{data, bytes};
+  Status s = recv_until(t_, peer, RecvInto{IoSpan(&into, 1)}, kTagControl, first, &pending);
   if (s.code() != StatusCode::kTimeout || !pending) return s;
   return wait(*pending, peer, what, start);
 }
 
-// A blob is one sized message (Transport::isend_sized): the receiver learns its size from
-// the message, in one transfer where the backend can (the default costs a second message
-// only for blobs that do not fit the first).
+// A blob is one message whose size the receiver learns when it matches (RecvInto::sink).
 Status ControlPlane::send_blob(int peer, const uint8_t* data, size_t size) {
-  auto r = t_.isend_sized(peer, data, size, kTagControl);
+  auto r = t_.isend(peer, data, size, kTagControl);
   return wait(*r, peer, "negotiation");
 }
 
@@ -99,14 +98,14 @@ Status ControlPlane::recv_blob(int peer, Buffer* out) {
   const double start = p_.now();
   const double first = first_deadline(start);
   std::unique_ptr<Request> pending;
-  Status s = t_.recv_sized_until(peer, &sink, kTagControl, first, &pending);
+  Status s = recv_until(t_, peer, RecvInto{{}, &sink}, kTagControl, first, &pending);
   if (s.code() != StatusCode::kTimeout || !pending) return s;
   return wait(*pending, peer, "negotiation", start);
 }
 
 // Blobs travel up the tree as concatenated (rank, length, bytes) records. Each child's blob
 // is received into a buffer of its own, and a rank sends its own record and its children's
-// blobs up as one message of their total size (isend_sized_v): the simulator copies each
+// blobs up as one message of their total size (isendv of the pieces): the simulator copies each
 // piece straight into the parent's buffer, once per level, where appending to one buffer
 // copied them again on every growth and faulted in up to twice the memory (at 16,384
 // ranks the kernel's zeroing of fresh pages was a quarter of the wall time; this cut the
@@ -146,7 +145,7 @@ StatusOr<Gathered> ControlPlane::gather(std::vector<uint8_t> mine) {
     if (!mine_.empty()) pieces.push_back({mine_.data(), mine_.size()});
     for (ByteBuffer& b : kids_)
       if (!b.empty()) pieces.push_back({b.data(), b.size()});
-    auto r = t_.isend_sized_v(parent(), pieces, kTagControl);
+    auto r = t_.isendv(parent(), pieces, kTagControl);
     Status sent = wait(*r, parent(), "negotiation");
     r.reset();
     std::vector<uint8_t>().swap(mine_);  // sent: not held until the next cycle

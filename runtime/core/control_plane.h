@@ -92,7 +92,7 @@ class ControlPlane {
   double shutdown_s_;
   /// gather()'s pieces, held until the next gather(): this rank's record head (its rank and
   /// length) and bytes, and each child's blob as it arrived (its subtree's records). They
-  /// go up as one message without being concatenated (Transport::isend_sized_v); on rank 0
+  /// go up as one message without being concatenated (Transport::isendv); on rank 0
   /// Gathered points into them. A child's buffer is kept from one cycle to the next up to
   /// kKeepGatherBytes (control_plane.cc).
   std::array<uint8_t, 12> head_{};

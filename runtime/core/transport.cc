@@ -1,148 +1,35 @@
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <map>
 #include <string>
-#include <set>
 
 #include "hvd/transport.h"
 
 namespace hvd {
 
-int Transport::local_rank() const {
-  int me = node_of(rank());
-  int n = 0;
-  for (int r = 0; r < rank(); ++r) n += node_of(r) == me;
-  return n;
-}
-
-int Transport::local_size() const {
-  int me = node_of(rank());
-  int n = 0;
-  for (int r = 0; r < size(); ++r) n += node_of(r) == me;
-  return n;
-}
-
-int Transport::cross_rank() const {
-  std::set<int> before;
-  int me = node_of(rank());
-  for (int r = 0; r < size(); ++r)
-    if (node_of(r) < me) before.insert(node_of(r));
-  return static_cast<int>(before.size());
-}
-
-int Transport::cross_size() const {
-  std::set<int> nodes;
-  for (int r = 0; r < size(); ++r) nodes.insert(node_of(r));
-  return static_cast<int>(nodes.size());
-}
-
-bool Transport::homogeneous() const {
-  std::map<int, int> count;
-  for (int r = 0; r < size(); ++r) ++count[node_of(r)];
-  for (const auto& [node, n] : count)
-    if (n != count.begin()->second) return false;
-  return true;
-}
-
-Status Transport::recv_until(int peer, void* data, size_t bytes, int tag, double deadline_s,
-                             std::unique_ptr<Request>* pending) {
-  auto r = irecv(peer, data, bytes, tag);
-  Status s = r->wait(deadline_s);
-  if (s.code() == StatusCode::kTimeout) *pending = std::move(r);
-  return s;
-}
-
-namespace {
-
-// The default sized send: a fixed-size head (size and first bytes) and, when needed, the
-// rest. Owns the head until both are through.
-class SizedSendRequest final : public Request {
- public:
-  SizedSendRequest(Transport& t, int peer, const void* data, size_t bytes, int tag) {
-    const int64_t n = static_cast<int64_t>(bytes);
-    const size_t inline_bytes = std::min(bytes, Transport::kSizedHead - sizeof n);
-    std::memcpy(head_.data(), &n, sizeof n);
-    if (inline_bytes) std::memcpy(head_.data() + sizeof n, data, inline_bytes);
-    std::memset(head_.data() + sizeof n + inline_bytes, 0, head_.size() - sizeof n - inline_bytes);
-    head_req_ = t.isend(peer, head_.data(), head_.size(), tag);
-    if (bytes > inline_bytes)
-      rest_req_ = t.isend(peer, static_cast<const uint8_t*>(data) + inline_bytes, bytes - inline_bytes, tag);
+GroupLayout GroupLayout::of(const Transport& t) {
+  GroupLayout l;
+  const size_t n = static_cast<size_t>(t.size());
+  std::map<int, int> per_node;  // node -> members on it
+  l.local_rank.resize(n);
+  for (size_t i = 0; i < n; ++i) l.local_rank[i] = per_node[t.node_of(static_cast<int>(i))]++;
+  std::map<int, int> cross;  // node -> its index among the group's nodes, in node order
+  for (const auto& [node, count] : per_node) cross.emplace(node, static_cast<int>(cross.size()));
+  l.cross_rank.resize(n);
+  l.local_size.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int node = t.node_of(static_cast<int>(i));
+    l.cross_rank[i] = cross[node];
+    l.local_size[i] = per_node[node];
   }
-  bool test() override { return head_req_->test() && (!rest_req_ || rest_req_->test()); }
-  Status wait(double deadline) override {
-    HVD_RETURN_IF_ERROR(head_req_->wait(deadline));
-    return rest_req_ ? rest_req_->wait(deadline) : Status::OK();
-  }
-
- private:
-  std::array<uint8_t, Transport::kSizedHead> head_;
-  std::unique_ptr<Request> head_req_, rest_req_;
-};
-
-// The default sized receive: the head, then (once its size is known) the rest.
-class SizedRecvRequest final : public Request {
- public:
-  SizedRecvRequest(Transport& t, int peer, SizedSink* sink, int tag) : t_(t), peer_(peer), tag_(tag), sink_(sink) {
-    inner_ = t_.irecv(peer, head_.data(), head_.size(), tag);
-  }
-  bool test() override {
-    while (!done_ && inner_->test()) advance(inner_->wait(kNoDeadline));
-    return done_;
-  }
-  Status wait(double deadline) override {
-    while (!done_) {
-      Status s = inner_->wait(deadline);
-      if (s.code() == StatusCode::kTimeout) return s;
-      advance(std::move(s));
-    }
-    return status_;
-  }
-
- private:
-  // The message in hand (head or rest) has completed with `s`: go on to the next step.
-  void advance(Status s) {
-    if (!s.ok() || rest_) return finish(std::move(s));
-    int64_t n = 0;
-    std::memcpy(&n, head_.data(), sizeof n);
-    if (n < 0 || n > (int64_t{1} << 34)) return finish(Status::Internal("corrupt sized message: size " + std::to_string(n)));
-    const size_t total = static_cast<size_t>(n), inline_bytes = std::min(total, head_.size() - sizeof n);
-    auto* dst = static_cast<uint8_t*>(sink_->room(total));
-    if (!dst && total) return finish(Status::Internal("no room for a sized message of " + std::to_string(total) + " bytes"));
-    if (inline_bytes) std::memcpy(dst, head_.data() + sizeof n, inline_bytes);
-    if (total == inline_bytes) return finish(Status::OK());
-    rest_ = true;
-    inner_ = t_.irecv(peer_, dst + inline_bytes, total - inline_bytes, tag_);
-  }
-  void finish(Status s) {
-    status_ = std::move(s);
-    done_ = true;
-  }
-  Transport& t_;
-  int peer_, tag_;
-  SizedSink* sink_;
-  std::array<uint8_t, Transport::kSizedHead> head_;
-  std::unique_ptr<Request> inner_;
-  bool rest_ = false, done_ = false;
-  Status status_;
-};
-
-}  // namespace
-
-std::unique_ptr<Request> Transport::isend_sized(int peer, const void* data, size_t bytes, int tag) {
-  return std::make_unique<SizedSendRequest>(*this, peer, data, bytes, tag);
+  l.cross_size = static_cast<int>(per_node.size());
+  for (const auto& [node, count] : per_node) l.homogeneous = l.homogeneous && count == per_node.begin()->second;
+  return l;
 }
 
-std::unique_ptr<Request> Transport::irecv_sized(int peer, SizedSink* sink, int tag) {
-  return std::make_unique<SizedRecvRequest>(*this, peer, sink, tag);
-}
-
-Status Transport::recv_sized_until(int peer, SizedSink* sink, int tag, double deadline_s,
-                                   std::unique_ptr<Request>* pending) {
-  auto r = irecv_sized(peer, sink, tag);
-  Status s = r->wait(deadline_s);
-  if (s.code() == StatusCode::kTimeout) *pending = std::move(r);
-  return s;
+const GroupLayout& Transport::layout() const {
+  if (!layout_) layout_ = std::make_shared<const GroupLayout>(GroupLayout::of(*this));
+  return *layout_;
 }
 
 Status send(Transport& t, int peer, const void* data, size_t bytes, int tag, double deadline) {
@@ -169,22 +56,30 @@ Status sendrecv(Transport& t, int to, const void* sdata, size_t sbytes, int from
   return st;
 }
 
-}  // namespace hvd
+Status recv_until(Transport& t, int peer, const RecvInto& into, int tag, double deadline_s,
+                  std::unique_ptr<Request>* pending) {
+  if (BlockingReceive* b = t.blocking()) return b->recv_until(peer, into, tag, deadline_s, pending);
+  auto r = t.irecv_into(peer, into, tag);
+  Status s = r->wait(deadline_s);
+  if (s.code() == StatusCode::kTimeout) *pending = std::move(r);
+  return s;
+}
 
-namespace hvd {
-namespace {
-
-size_t total_bytes(const std::vector<IoPiece>& pieces, bool* phantom) {
+size_t total_bytes(IoSpan pieces, bool* phantom) {
   size_t n = 0;
-  *phantom = false;
+  bool ph = false;
   for (const IoPiece& p : pieces) {
     n += p.bytes;
-    *phantom = *phantom || (p.data == nullptr && p.bytes > 0);
+    ph = ph || (p.data == nullptr && p.bytes > 0);
   }
+  if (phantom) *phantom = ph;
   return n;
 }
 
-// A send of packed pieces: owns the staging copy until the transfer completes.
+namespace {
+
+// A transfer through a staging copy of its pieces, which the request owns until the
+// transfer completes; a receive unpacks it into the pieces then.
 class PackedRequest final : public Request {
  public:
   PackedRequest(size_t bytes, std::vector<IoPiece> scatter)
@@ -229,12 +124,8 @@ std::unique_ptr<Request> completed_request(Status s) {
   return std::make_unique<CompletedRequest>(std::move(s));
 }
 
-namespace {
-
-// The default gathered sends: one piece as it is, phantom pieces as one phantom message,
-// otherwise the pieces packed into a buffer the request owns, sent by `send`.
-template <class Send>
-std::unique_ptr<Request> send_packed(const std::vector<IoPiece>& pieces, Send send) {
+std::unique_ptr<Request> send_packed(IoSpan pieces,
+                                     const std::function<std::unique_ptr<Request>(const void*, size_t)>& send) {
   if (pieces.size() == 1) return send(pieces[0].data, pieces[0].bytes);
   bool phantom;
   const size_t n = total_bytes(pieces, &phantom);
@@ -249,23 +140,14 @@ std::unique_ptr<Request> send_packed(const std::vector<IoPiece>& pieces, Send se
   return req;
 }
 
-}  // namespace
-
-std::unique_ptr<Request> Transport::isendv(int peer, const std::vector<IoPiece>& pieces, int tag) {
-  return send_packed(pieces, [&](const void* data, size_t n) { return isend(peer, data, n, tag); });
-}
-
-std::unique_ptr<Request> Transport::isend_sized_v(int peer, const std::vector<IoPiece>& pieces, int tag) {
-  return send_packed(pieces, [&](const void* data, size_t n) { return isend_sized(peer, data, n, tag); });
-}
-
-std::unique_ptr<Request> Transport::irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) {
-  if (pieces.size() == 1) return irecv(peer, pieces[0].data, pieces[0].bytes, tag);
+std::unique_ptr<Request> recv_packed(IoSpan pieces,
+                                     const std::function<std::unique_ptr<Request>(void*, size_t)>& recv) {
+  if (pieces.size() == 1) return recv(pieces[0].data, pieces[0].bytes);
   bool phantom;
   const size_t n = total_bytes(pieces, &phantom);
-  if (phantom) return irecv(peer, nullptr, n, tag);
-  auto req = std::make_unique<PackedRequest>(n, pieces);
-  req->set(irecv(peer, req->data(), n, tag));
+  if (phantom) return recv(nullptr, n);
+  auto req = std::make_unique<PackedRequest>(n, std::vector<IoPiece>(pieces.begin(), pieces.end()));
+  req->set(recv(req->data(), n));
   return req;
 }
 

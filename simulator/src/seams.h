@@ -53,7 +53,7 @@ std::unique_ptr<Platform> make_sim_platform(DeviceClock* clock, double wakeup_la
 /// matches the mailbox).
 struct DataMatch {
   const void* src = nullptr;  ///< sender's bytes
-  /// Or the sender's pieces, in order (Transport::isend_sized_v): copied one after the other.
+  /// Or the sender's pieces, in order (Transport::isendv): copied one after the other.
   const IoPiece* parts = nullptr;
   size_t nparts = 0;
   void* dst = nullptr;        ///< receiver's buffer
@@ -64,7 +64,7 @@ struct DataMatch {
   /// and frees it once matched.
   bool eager = false;
   std::unique_ptr<uint8_t[]> copy;
-  /// A receive of any size (Transport::irecv_sized): on match, `dst` and `bytes` come
+  /// A receive of any size (RecvInto::sink): on match, `dst` and `bytes` come
   /// from sink->room(the sender's size).
   SizedSink* sink = nullptr;
   DataMatch* next = nullptr;  ///< the next side in its channel's queue
@@ -135,7 +135,7 @@ class SimFabric {
   /// `hot`: the fraction of its bytes in a's cache).
   double wire_bytes(int a, int b, size_t bytes, double hot = 1.0) const;
   /// Records that world rank r touches `pieces`; returns the fraction that was in its cache.
-  double touch(int r, const std::vector<IoPiece>& pieces);
+  double touch(int r, IoSpan pieces);
   /// SimModelSpec::bandwidth_factors, bandwidth_factors_cold (0: within a server, 1: across).
   std::vector<std::pair<double, double>> bandwidth_factors[2], bandwidth_factors_cold[2];
   /// SimModelSpec::cache_bytes.
@@ -158,7 +158,7 @@ class SimFabric {
   /// Sends of at most this many bytes are eager, as in MPI: the sender's request completes
   /// at once (the bytes are buffered) and only the receiver waits for the flow.
   size_t eager_limit = 12 << 10;
-  /// TimingTrains::transfers() of every transport of this world (0: real bytes, and no
+  /// TrainLinks::transfers() of every transport of this world (0: real bytes, and no
   /// Transport::timing()).
   int64_t timing_transfers = 0;
   /// The ceiling of one connection between two servers, bytes/s (0: none): every
@@ -180,25 +180,18 @@ class SimFabric {
   /// The world group's members, 0 .. size()-1.
   const Members& world_members();
   /// Prefix sums over a group's ring (x = 1 .. size: latency and seconds per byte of the
-  /// hops into members 0 .. x-1, each from its left neighbour), for TimingTrains::
+  /// hops into members 0 .. x-1, each from its left neighbour), for TrainLinks::
   /// ring_hops. Built once per group and shared by its transports (a copy per rank
   /// was 16 bytes x np on every rank: 256 MiB at 4,096 ranks).
   struct RingPrefix {
     std::vector<double> lat, spb;
     /// The distinct (latency, seconds per byte) of the ring's hops (a few classes: inside a
-    /// server, across the network), for TimingTrains::ring_max_hop.
+    /// server, across the network), for TrainLinks::ring_max_hop.
     std::vector<std::pair<double, double>> hop_classes;
   };
   std::shared_ptr<const RingPrefix> ring_prefix(int group, const std::vector<int>& members);
-  /// Where a group's members sit (Transport::local_rank and friends, as the Transport
-  /// defaults define them), for all members in one O(n log n) pass, shared by the group's
-  /// transports (each rank scanning the group itself was O(np^2) at start-up).
-  struct GroupLayout {
-    std::vector<int> local_rank, cross_rank;  // per member
-    std::vector<int> local_size;              // per member: members on its node
-    int cross_size = 0;
-    bool homogeneous = false;
-  };
+  /// Where a group's members sit (Transport::layout()), built once per group and shared
+  /// by its transports (each rank building its own was O(np^2) at start-up).
   std::shared_ptr<const GroupLayout> group_layout(int group, const std::vector<int>& members);
   /// Collective split of `group` (see Transport::split); returns the new group's members
   /// and sets its id, or null for color < 0.
@@ -228,6 +221,37 @@ class SimFabric {
   int next_group_ = 1;
 };
 
+/// Timing-only trains over the links of one group (the simulator's side of
+/// Transport::timing()): a long sequence of messages to one peer goes as about
+/// transfers() transfers. SimGrid still moves every train as a flow sharing the links of
+/// its route. Peers and members are ranks of the group.
+class TrainLinks {
+ public:
+  virtual ~TrainLinks() = default;
+  /// The group (rank, size, and the messages a train ring falls back to).
+  virtual Transport& group() = 0;
+  /// N > 0: a long sequence of messages to one peer may go as about N transfers.
+  virtual int64_t transfers() const = 0;
+  /// Sum of the idle-network times of one `bytes` message over the hops into the members
+  /// x = first, first+1, ..., first+count-1 (modulo the group size), each from x-1:
+  /// latency plus bytes over the route's bottleneck bandwidth.
+  virtual double ring_hops(int first, int64_t count, size_t bytes) = 0;
+  /// The slowest of those hops over all members: the pace of a step-synchronous ring.
+  virtual double ring_max_hop(size_t bytes) = 0;
+  /// Sends `bytes` of phantom data to `peer` as one transfer (a train of messages).
+  virtual std::unique_ptr<Request> isend_train(int peer, size_t bytes, int tag) = 0;
+  /// The receiving side of isend_train. The train's messages left the sender one by one as
+  /// they became ready there, so its last message arrives no earlier than `path_s` after
+  /// the transfer started (nor before the transfer's bytes are in): the request completes
+  /// at the later of the two.
+  virtual std::unique_ptr<Request> irecv_train(int peer, size_t bytes, double path_s, int tag) = 0;
+};
+
+/// The ring allreduce `a` (collectives/allreduce_ring_pipelined.h) timed as trains over
+/// `links`, with its device work on `dev`: false, having done nothing, where its messages
+/// are too few for trains (then the byte ring times it message by message).
+bool train_ring_allreduce(TrainLinks& links, const RingAllreduce& a, Device& dev, Status* done);
+
 /// The world transport of `rank` over `fabric` (pending device work from `clock`).
 std::unique_ptr<Transport> make_sim_transport(std::shared_ptr<SimFabric> fabric, int rank,
                                               DeviceClock* clock);
@@ -237,7 +261,7 @@ bool is_phantom(const void* p);
 
 /// Records that the rank touches `pieces`; returns the fraction of their bytes that was in
 /// its cache (SimFabric::touch of the rank).
-using CacheTouch = std::function<double(const std::vector<IoPiece>&)>;
+using CacheTouch = std::function<double(IoSpan)>;
 
 /// A simulated device: phantom (no storage) unless `with_data`; every memory operation
 /// costs bytes / bandwidth of simulated time on the calling actor (blended with the

@@ -98,7 +98,7 @@ class SimDevice final : public Device {
   // its time blends the two rates by the fraction of the bytes found in cache. Host-staged
   // GPU data crosses PCIe: no cache.
   void charge(double bytes, double rate, double hot_rate, std::initializer_list<IoPiece> pieces) {
-    const double hot = touch_ ? touch_(pieces) : 1.0;
+    const double hot = touch_ ? touch_(IoSpan(pieces.begin(), pieces.size())) : 1.0;
     if (hot_rate <= 0 || (cost_.host_staged && kind_ == DeviceKind::kGPU)) return charge(bytes, rate);
     if (rate > 0 && bytes > 0) clock_->charge(bytes * (hot / hot_rate + (1 - hot) / rate));
   }

@@ -48,7 +48,7 @@ double SimFabric::wire_bytes(int a, int b, size_t bytes, double hot) const {
   return n * (hot * f_hot + (1 - hot) * factor_at(bandwidth_factors_cold[k], n));
 }
 
-double SimFabric::touch(int r, const std::vector<IoPiece>& pieces) {
+double SimFabric::touch(int r, IoSpan pieces) {
   if (cache_bytes <= 0) return 1.0;
   if (caches_.size() < hosts_.size()) caches_.resize(hosts_.size());
   RankCache& c = caches_[static_cast<size_t>(r)];
@@ -173,7 +173,7 @@ std::shared_ptr<const SimFabric::RingPrefix> SimFabric::ring_prefix(int group, c
   return slot;
 }
 
-std::shared_ptr<const SimFabric::GroupLayout> SimFabric::group_layout(int group, const std::vector<int>& members) {
+std::shared_ptr<const GroupLayout> SimFabric::group_layout(int group, const std::vector<int>& members) {
   auto& slot = layouts_[group];
   if (slot) return slot;
   auto l = std::make_shared<GroupLayout>();
@@ -321,87 +321,97 @@ class SimRequest final : public Request {
   Channel* ch_;
   DeviceClock* clock_;
   double path_;
-  std::vector<IoPiece> parts_;  // isend_sized_v's pieces (rendezvous)
+  std::vector<IoPiece> parts_;  // a send's pieces (rendezvous)
   DataMatch m_;
   sg4::CommPtr comm_;
   bool done_ = false;
   std::string failed_;
 };
 
-// The transport is its own TimingTrains (Transport::timing()) when its world moves no bytes.
-class SimTransport final : public Transport, public TimingTrains {
+// A rank's view of one group. It is its own BlockingReceive (control messages: posted and
+// waited for with one engine call) and, when its world moves no bytes, its own
+// TimingCollectives (a ring allreduce as trains, timing_ring.cc) over its TrainLinks.
+class SimTransport final : public Transport, public BlockingReceive, public TimingCollectives, public TrainLinks {
  public:
   SimTransport(std::shared_ptr<SimFabric> f, int group, SimFabric::Members members, int rank,
                DeviceClock* clock)
-      : f_(std::move(f)), group_(group), members_(std::move(members)), rank_(rank), clock_(clock) {}
+      : f_(std::move(f)), group_(group), members_(std::move(members)), rank_(rank), clock_(clock) {
+    // A group's layout never changes: built once per group, shared by its transports.
+    share_layout(f_->group_layout(group_, *members_));
+  }
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(members_->size()); }
   int node_of(int r) const override { return f_->node_of(member(r)); }
-  // A group's layout never changes: built once per group, shared by its transports.
-  int local_rank() const override { return layout().local_rank[static_cast<size_t>(rank_)]; }
-  int local_size() const override { return layout().local_size[static_cast<size_t>(rank_)]; }
-  int cross_rank() const override { return layout().cross_rank[static_cast<size_t>(rank_)]; }
-  int cross_size() const override { return layout().cross_size; }
-  bool homogeneous() const override { return layout().homogeneous; }
-  std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) override {
-    clock_->before_post();
-    f_->messages[tag & 7] += 1;
-    f_->bytes[tag & 7] += static_cast<double>(bytes);
-    const double hot = touch(tag, {{const_cast<void*>(data), bytes}});
-    return post_send(peer, data, bytes, tag, hot);
+  std::string name() const override { return "simgrid"; }
+  std::unique_ptr<Transport> split(int color, int key) override {
+    int new_group = 0;
+    SimFabric::Members m = f_->split(group_, split_seq_++, members_->size(), me(), color, key, &new_group);
+    if (color < 0) return nullptr;
+    const int idx = static_cast<int>(std::find(m->begin(), m->end(), me()) - m->begin());
+    return std::make_unique<SimTransport>(f_, new_group, std::move(m), idx, clock_);
   }
-  std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
-    clock_->before_post();
-    (void)touch(tag, {{data, bytes}});
-    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, data, bytes, 0,
-                                        nullptr, 0, f_->flow_cap(member(peer), me()));
-  }
-  // irecv + wait in one engine call (a receive that is not started yet is posted and
-  // waited for by one simcall): the control plane's receives, two per rank and round.
-  Status recv_until(int peer, void* data, size_t bytes, int tag, double deadline_s,
-                    std::unique_ptr<Request>* pending) override {
-    clock_->before_post();
-    (void)touch(tag, {{data, bytes}});
-    return receive_until(peer, data, bytes, nullptr, tag, deadline_s, pending);
-  }
-  // Sized messages are single messages of their own size: the channel's matching tells the
-  // receive the sender's size (DataMatch::sink), as MPI_Probe would.
-  std::unique_ptr<Request> isend_sized(int peer, const void* data, size_t bytes, int tag) override {
-    return isend(peer, data, bytes, tag);
-  }
-  // The pieces go to the receiver's buffer one after the other when the message matches:
-  // the control plane's gather forwards its children's blobs without concatenating them.
-  std::unique_ptr<Request> isend_sized_v(int peer, const std::vector<IoPiece>& pieces, int tag) override {
+  // One piece goes as it is. Several are one message: phantom as a whole if any piece is,
+  // otherwise copied into the receiver's buffer one after the other when the message
+  // matches (the control plane's gather forwards its children's blobs that way, without
+  // concatenating them).
+  std::unique_ptr<Request> isendv(int peer, IoSpan pieces, int tag) override {
     size_t n = 0;
+    bool phantom = false;
     for (const IoPiece& p : pieces) {
-      if (p.bytes && is_phantom(p.data)) return Transport::isend_sized_v(peer, pieces, tag);
       n += p.bytes;
+      phantom = phantom || (p.bytes && is_phantom(p.data));
     }
     clock_->before_post();
     f_->messages[tag & 7] += 1;
     f_->bytes[tag & 7] += static_cast<double>(n);
     const double hot = touch(tag, pieces);
-    return post_send(peer, nullptr, n, tag, hot, &pieces);
+    if (pieces.size() == 1) return post_send(peer, pieces[0].data, n, tag, hot);
+    return phantom ? post_send(peer, nullptr, n, tag, hot) : post_send(peer, nullptr, n, tag, hot, pieces);
   }
-  std::unique_ptr<Request> irecv_sized(int peer, SizedSink* sink, int tag) override {
+  // A sized receive takes the sender's size when the channel matches it (DataMatch::sink),
+  // as MPI_Improbe would. Several real pieces are received through a staging buffer.
+  std::unique_ptr<Request> irecv_into(int peer, const RecvInto& into, int tag) override {
+    if (!into.sink && into.pieces.size() != 1) {
+      bool phantom = false;
+      size_t n = 0;
+      for (const IoPiece& p : into.pieces) {
+        n += p.bytes;
+        phantom = phantom || (p.bytes && is_phantom(p.data));
+      }
+      if (!phantom) return recv_packed(into.pieces, [&](void* d, size_t k) { return irecv(peer, d, k, tag); });
+      clock_->before_post();
+      (void)touch(tag, into.pieces);
+      return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, n, 0, nullptr, 0,
+                                          f_->flow_cap(member(peer), me()));
+    }
     clock_->before_post();
-    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, 0, 0, nullptr, 0,
-                                        f_->flow_cap(member(peer), me()), sink);
+    if (into.sink)
+      return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, 0, 0, nullptr, 0,
+                                          f_->flow_cap(member(peer), me()), into.sink);
+    (void)touch(tag, into.pieces);
+    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, into.pieces[0].data,
+                                        into.pieces[0].bytes, 0, nullptr, 0, f_->flow_cap(member(peer), me()));
   }
-  Status recv_sized_until(int peer, SizedSink* sink, int tag, double deadline_s,
-                          std::unique_ptr<Request>* pending) override {
-    clock_->before_post();
-    return receive_until(peer, nullptr, 0, sink, tag, deadline_s, pending);
-  }
+  BlockingReceive* blocking() override { return this; }
+  TimingCollectives* timing() override { return f_->timing_transfers > 0 ? this : nullptr; }
 
- private:
-  Status receive_until(int peer, void* data, size_t bytes, SizedSink* sink, int tag, double deadline_s,
-                       std::unique_ptr<Request>* pending) {
+  // BlockingReceive: a receive that is not started yet is posted and waited for by one
+  // simcall (the control plane's receives, two per rank and round).
+  Status recv_until(int peer, const RecvInto& into, int tag, double deadline_s,
+                    std::unique_ptr<Request>* pending) override {
+    if (!into.sink && into.pieces.size() != 1) {  // scattered: rare, in two steps
+      auto r = irecv_into(peer, into, tag);
+      Status s = r->wait(deadline_s);
+      if (s.code() == StatusCode::kTimeout) *pending = std::move(r);
+      return s;
+    }
+    clock_->before_post();
+    if (!into.sink) (void)touch(tag, into.pieces);
     Channel* c = channel(peer, tag, false);
     DataMatch m;
-    m.dst = data;
-    m.bytes = bytes;
-    m.sink = sink;
+    m.dst = into.sink ? nullptr : into.pieces[0].data;
+    m.bytes = into.sink ? 0 : into.pieces[0].bytes;
+    m.sink = into.sink;
     SimFabric::post(c, false, &m);
     sg4::CommPtr comm = c->mailbox->get_init()->set_dst_data(&g_payload_sink, sizeof(void*));
     if (const double rate = f_->flow_cap(member(peer), me()); rate > 0) comm->set_rate(rate);
@@ -413,7 +423,7 @@ class SimTransport final : public Transport, public TimingTrains {
       // again, for the caller to wait on further.
       if (m.matched) return Status::Internal("simgrid transport: a control message outlived the stall deadline");
       SimFabric::withdraw(c, &m);
-      *pending = sink ? irecv_sized(peer, sink, tag) : irecv(peer, data, bytes, tag);
+      *pending = irecv_into(peer, into, tag);
       return Status::Timeout("simgrid transport: transfer did not complete in time");
     } catch (const simgrid::Exception& e) {
       if (!m.matched) SimFabric::withdraw(c, &m);
@@ -423,13 +433,14 @@ class SimTransport final : public Transport, public TimingTrains {
     return Status::OK();
   }
 
- public:
-  TimingTrains* timing() override { return f_->timing_transfers > 0 ? this : nullptr; }
-  int64_t transfers() const override { return f_->timing_transfers; }
-  double hop(int from, int to, size_t bytes) override {
-    const SimFabric::Route& r = f_->route(member(from), member(to));
-    return r.latency + static_cast<double>(bytes) / r.bandwidth;
+  // TimingCollectives.
+  bool ring_allreduce(const RingAllreduce& a, Device& dev, Status* done) override {
+    return train_ring_allreduce(*this, a, dev, done);
   }
+
+  // TrainLinks.
+  Transport& group() override { return *this; }
+  int64_t transfers() const override { return f_->timing_transfers; }
   // Prefix sums over the ring (latency and seconds per byte of the hop into each member),
   // built once per group and shared by its members: a train's path costs O(1).
   double ring_hops(int first, int64_t count, size_t bytes) override {
@@ -463,59 +474,22 @@ class SimTransport final : public Transport, public TimingTrains {
     return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, bytes, 0, clock_,
                                         path_s, f_->flow_cap(member(peer), me()));
   }
-  // Gathered/scattered messages: phantom pieces (which the default would pack) make the
-  // whole message phantom; real ones use the default packing.
-  std::unique_ptr<Request> isendv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
-    size_t n = 0;
-    bool phantom = false;
-    for (const IoPiece& p : pieces) {
-      n += p.bytes;
-      phantom = phantom || (p.bytes && is_phantom(p.data));
-    }
-    if (!phantom) return Transport::isendv(peer, pieces, tag);
-    clock_->before_post();
-    f_->messages[tag & 7] += 1;
-    f_->bytes[tag & 7] += static_cast<double>(n);
-    return post_send(peer, nullptr, n, tag, touch(tag, pieces));
-  }
-  std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
-    size_t n = 0;
-    bool phantom = false;
-    for (const IoPiece& p : pieces) {
-      n += p.bytes;
-      phantom = phantom || (p.bytes && is_phantom(p.data));
-    }
-    if (!phantom) return Transport::irecvv(peer, pieces, tag);
-    clock_->before_post();
-    (void)touch(tag, pieces);
-    return std::make_unique<SimRequest>(channel(peer, tag, false), false, nullptr, nullptr, n, 0, nullptr, 0,
-                                        f_->flow_cap(member(peer), me()));
-  }
-  std::unique_ptr<Transport> split(int color, int key) override {
-    int new_group = 0;
-    SimFabric::Members m = f_->split(group_, split_seq_++, members_->size(), me(), color, key, &new_group);
-    if (color < 0) return nullptr;
-    const int idx = static_cast<int>(std::find(m->begin(), m->end(), me()) - m->begin());
-    return std::make_unique<SimTransport>(f_, new_group, std::move(m), idx, clock_);
-  }
-  std::string name() const override { return "simgrid"; }
 
  private:
-  // `parts`, when not empty, are the message's bytes in pieces (isend_sized_v); `data` is
-  // then unused.
-  std::unique_ptr<Request> post_send(int peer, const void* data, size_t bytes, int tag,
-                                     double hot, const std::vector<IoPiece>* parts = nullptr) {
+  // `parts`, when not empty, are the message's bytes in pieces; `data` is then unused.
+  std::unique_ptr<Request> post_send(int peer, const void* data, size_t bytes, int tag, double hot,
+                                     IoSpan parts = {}) {
     const double wire = f_->wire_bytes(me(), member(peer), bytes, hot);
     Channel* c = channel(peer, tag, true);
     const double cap = f_->flow_cap(me(), member(peer));
     if (bytes > f_->eager_limit)
       return std::make_unique<SimRequest>(c, true, data, nullptr, bytes, wire, nullptr, 0, cap, nullptr,
-                                          parts ? *parts : std::vector<IoPiece>{});
+                                          std::vector<IoPiece>(parts.begin(), parts.end()));
     auto m = std::make_unique<DataMatch>();
     m->src = data;
-    if (parts) {  // read only here: copied below unless the receive took them at once
-      m->parts = parts->data();
-      m->nparts = parts->size();
+    if (!parts.empty()) {  // read only here: copied below unless the receive took them at once
+      m->parts = parts.data();
+      m->nparts = parts.size();
     }
     m->bytes = bytes;
     m->eager = true;
@@ -538,17 +512,12 @@ class SimTransport final : public Transport, public TimingTrains {
     return completed_request();
   }
 
- private:
   // The cache model (SimFabric::touch) follows tensor data. Control messages are the
   // runtime's own bookkeeping in host memory: they neither touch nor consult it, and count
   // as in cache. (Its blocks are keyed by address: a control buffer's place on the heap,
   // which differs from run to run, would otherwise decide whether the next blob is hot.)
-  double touch(int tag, const std::vector<IoPiece>& pieces) {
+  double touch(int tag, IoSpan pieces) {
     return tag == kTagControl ? 1.0 : f_->touch(me(), pieces);
-  }
-  const SimFabric::GroupLayout& layout() const {
-    if (!layout_) layout_ = f_->group_layout(group_, *members_);
-    return *layout_;
   }
   int me() const { return member(rank_); }
   int member(int r) const { return (*members_)[static_cast<size_t>(r)]; }
@@ -570,7 +539,6 @@ class SimTransport final : public Transport, public TimingTrains {
   int split_seq_ = 0;
   std::unordered_map<uint32_t, Channel*> cache_;
   std::shared_ptr<const SimFabric::RingPrefix> ring_;  // prefix sums for ring_hops
-  mutable std::shared_ptr<const SimFabric::GroupLayout> layout_;
 };
 
 }  // namespace

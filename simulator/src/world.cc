@@ -123,7 +123,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
       auto transport = make_sim_transport(fabric, r, &clock);
       CacheTouch touch;
       if (fabric->cache_bytes > 0)
-        touch = [f = fabric.get(), r](const std::vector<IoPiece>& pieces) { return f->touch(r, pieces); };
+        touch = [f = fabric.get(), r](IoSpan pieces) { return f->touch(r, pieces); };
       auto gpu = make_sim_device(DeviceKind::kGPU, o.gpu_cost, o.with_data, &clock, touch);
       auto cpu = make_sim_device(DeviceKind::kCPU, host_cost, o.with_data, &clock, touch);
       RankSeams seams{{platform.get(), transport.get(), cpu.get(), gpu.get()}, r};

@@ -68,8 +68,8 @@ TEST(Cli, MalformedTraceNamesTheJsonPath) {
   expect_bad_input("--model " + path, path);
 }
 
-// Hostile model traces (issue 19): each was a crash (SIGSEGV, std::terminate), a silent
-// misreading or "out of memory" without a name; now one line naming file, path and value.
+// Hostile model traces: each is one line naming file, path and value, never a crash
+// (SIGSEGV, std::terminate), a silent misreading or "out of memory" without a name.
 TEST(Cli, HostileTracesAreOneLineEach) {
   const std::string path = ::testing::TempDir() + "hostile_trace_" + std::to_string(getpid()) + ".json";
   auto flat = [](const std::string& step, const std::string& elements) {

@@ -90,7 +90,7 @@ TEST(Options, BadInputIsOneClearMessage) {
 }
 
 // The holders' "not given" values (0, -1) given on the command line are errors, never the
-// defaults (issue 19: --batch-size 0 and --fusion-threshold-mb -1 used to pass silently).
+// defaults (--batch-size 0 and --fusion-threshold-mb -1 must not pass silently).
 TEST(Options, GivenSentinelValuesAreRejected) {
   const std::vector<std::pair<std::vector<const char*>, std::string>> cases = {
       {{"--model", "resnet50", "--batch-size", "0"}, "--batch-size must be at least 1 (got 0)"},

@@ -1,6 +1,6 @@
 // The calibration loop, small: calibrate this machine at -np 2 (few iterations), predict
 // hvdbench --model resnet50 -np 2 with hvdsim and scenarios/localhost.json using that
-// calibration, measure a short hvdbench run, and compare within the 10 %.
+// calibration, measure a short hvdbench run, and compare within 10 %.
 // ResNet-50 as hvdbench runs it by default (P100 reference compute: 190 ms of backward hide
 // the 97.5 MiB of gradients even when CI's other tests slow the exchange 2x; every round
 // of scripts/validate_localhost.py so far was within 1 %). At H100 speed single rounds of
@@ -40,7 +40,7 @@ const json* np_run(const json& report, int np) {
 
 // Predicts ResNet-50 with hvdsim (scenarios/localhost.json, then `sim_args`), measures it
 // right after with hvdbench at `np` (`bench_env` before the command, `bench_args` after),
-// and requires the step time and images/s within the 10 %. Returns the measured
+// and requires the step time and images/s within 10 %. Returns the measured
 // run's report record.
 json predict_then_measure(const std::string& dir, const std::string& sim_args,
                           const std::string& bench_env, const std::string& bench_args, int np) {

@@ -1,4 +1,4 @@
-// Input an attacker of hvdsim would try (issue 19): every case is refused before anything
+// Input an attacker of hvdsim would try: every case is refused before anything
 // is simulated, with one short line naming the path, the cut value and what was expected,
 // and hvdsim exits 2 -- no crash (deep JSON), no hang (absurd rates), no SimGrid abort
 // (bad platform files), no silent duplicate work (repeated np, model and models).

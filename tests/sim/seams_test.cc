@@ -163,7 +163,7 @@ TEST(SimSeams, TimedWaitDoesNotKillTheMessage) {
   EXPECT_EQ(out, "Timeout;OK;42");
 }
 
-// recv_until (the control plane's receive, one engine call): a message already on its way
+// recv_until (the control plane's receive, one engine call: Transport::blocking()): a message already on its way
 // arrives as from irecv + wait; one that misses the deadline leaves a posted receive behind
 // that gets it later, with the same bytes and the same arrival time as a plain receive.
 TEST(SimSeams, RecvUntilTimesOutAndTheReceiveStaysPosted) {
@@ -178,9 +178,10 @@ TEST(SimSeams, RecvUntilTimesOutAndTheReceiveStaysPosted) {
       (void)send(t, 1, &v, 8, kTagControl);  // at t = 3
     } else {
       std::unique_ptr<Request> pending;
-      Status a = t.recv_until(0, &v, 8, kTagControl, k.platform->now() + 1, &pending);
+      const IoPiece into{&v, 8};
+      Status a = recv_until(t, 0, RecvInto{IoSpan(&into, 1)}, kTagControl, k.platform->now() + 1, &pending);
       r += a.to_string() + ";" + std::to_string(v) + ";" + std::to_string(pending != nullptr) + ";";
-      Status b = t.recv_until(0, &v, 8, kTagControl, k.platform->now() + 1, &pending);
+      Status b = recv_until(t, 0, RecvInto{IoSpan(&into, 1)}, kTagControl, k.platform->now() + 1, &pending);
       r += b.to_string().substr(0, 7) + ";" + std::to_string(pending != nullptr) + ";";
       Status c = pending ? pending->wait(kNoDeadline) : Status::Internal("no pending receive");
       // The second message left at 3 s: 10 us of latency and 8 bytes at 1 GB/s later.
@@ -199,8 +200,7 @@ struct VectorSink final : SizedSink {
   }
 };
 
-// Sized messages in the simulator are one transfer of exactly their size (the default
-// protocol's fixed-size head and second message would cost 1 KiB and a latency more): a
+// A message received by size (RecvInto::sink) is one transfer of exactly its size: a
 // receive posted after the send starts the flow then, one posted first gets it when it is
 // sent, a large one goes by rendezvous, and a receive that times out stays posted.
 TEST(SimSeams, SizedMessagesAreOneTransferOfTheirSize) {
@@ -210,18 +210,18 @@ TEST(SimSeams, SizedMessagesAreOneTransferOfTheirSize) {
     for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i * 3);
     for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(i * 5 + 1);
     if (k.rank == 0) {
-      (void)t.isend_sized(1, a.data(), a.size(), kTagControl)->wait(kNoDeadline);  // at t = 0
+      (void)t.isend(1, a.data(), a.size(), kTagControl)->wait(kNoDeadline);  // at t = 0
       k.platform->sleep_for(3);
-      (void)t.isend_sized(1, b.data(), b.size(), kTagControl)->wait(kNoDeadline);  // at t = 3
+      (void)t.isend(1, b.data(), b.size(), kTagControl)->wait(kNoDeadline);  // at t = 3
     } else {
       VectorSink first, second;
       k.platform->sleep_for(0.5);
       std::unique_ptr<Request> pending;
-      Status x = t.recv_sized_until(0, &first, kTagControl, k.platform->now() + 1, &pending);
+      Status x = recv_until(t, 0, RecvInto{{}, &first}, kTagControl, k.platform->now() + 1, &pending);
       // Posted at 0.5 s, after the send: 10 us of latency and 5000 bytes at 1 GB/s.
       r += x.to_string() + ";" + std::to_string(first.got == a) + ";" +
            std::to_string(std::fabs(k.platform->now() - 0.500015) < 1e-9) + ";";
-      Status y = t.recv_sized_until(0, &second, kTagControl, k.platform->now() + 1, &pending);
+      Status y = recv_until(t, 0, RecvInto{{}, &second}, kTagControl, k.platform->now() + 1, &pending);
       r += y.to_string().substr(0, 7) + ";" + std::to_string(pending != nullptr) + ";";
       Status z = pending ? pending->wait(kNoDeadline) : Status::Internal("no pending receive");
       r += z.to_string() + ";" + std::to_string(second.got == b) + ";" +
@@ -231,7 +231,7 @@ TEST(SimSeams, SizedMessagesAreOneTransferOfTheirSize) {
   EXPECT_EQ(out, "OK;1;1;Timeout;1;OK;1;1");
 }
 
-// A sized message sent in pieces (isend_sized_v: the control plane's gather forwards its
+// A sized message sent in pieces (isendv: the control plane's gather forwards its
 // children's blobs so) is the same transfer as the contiguous one: one flow of the total
 // size, the pieces' bytes in order, whether the receive comes later (eager, buffered), was
 // posted first, or the message is large (rendezvous).
@@ -245,11 +245,11 @@ TEST(SimSeams, SizedMessageFromPiecesIsOneTransferOfTheirTotalSize) {
     const std::vector<IoPiece> small = {{a.data(), a.size()}, {nullptr, 0}, {b.data(), b.size()}};
     const std::vector<IoPiece> large = {{b.data(), b.size()}, {c.data(), c.size()}, {a.data(), a.size()}};
     if (k.rank == 0) {
-      (void)t.isend_sized_v(1, small, kTagControl)->wait(kNoDeadline);  // at t = 0, before its receive
+      (void)t.isendv(1, small, kTagControl)->wait(kNoDeadline);  // at t = 0, before its receive
       k.platform->sleep_for(3);
-      (void)t.isend_sized_v(1, small, kTagControl)->wait(kNoDeadline);  // at t = 3, after its receive
+      (void)t.isendv(1, small, kTagControl)->wait(kNoDeadline);  // at t = 3, after its receive
       k.platform->sleep_for(3);
-      (void)t.isend_sized_v(1, large, kTagControl)->wait(kNoDeadline);  // at t = 6
+      (void)t.isendv(1, large, kTagControl)->wait(kNoDeadline);  // at t = 6
     } else {
       VectorSink first, second, third;
       std::vector<uint8_t> ab = a, bca = b;
@@ -258,15 +258,15 @@ TEST(SimSeams, SizedMessageFromPiecesIsOneTransferOfTheirTotalSize) {
       bca.insert(bca.end(), a.begin(), a.end());
       k.platform->sleep_for(0.5);
       std::unique_ptr<Request> pending;
-      Status x = t.recv_sized_until(0, &first, kTagControl, kNoDeadline, &pending);
+      Status x = recv_until(t, 0, RecvInto{{}, &first}, kTagControl, kNoDeadline, &pending);
       // Posted at 0.5 s, after the send: 10 us of latency and 5000 bytes at 1 GB/s.
       r += x.to_string() + ";" + std::to_string(first.got == ab) + ";" +
            std::to_string(std::fabs(k.platform->now() - 0.500015) < 1e-9) + ";";
-      Status y = t.recv_sized_until(0, &second, kTagControl, kNoDeadline, &pending);  // posted first
+      Status y = recv_until(t, 0, RecvInto{{}, &second}, kTagControl, kNoDeadline, &pending);  // posted first
       r += y.to_string() + ";" + std::to_string(second.got == ab) + ";" +
            std::to_string(std::fabs(k.platform->now() - 3.000015) < 1e-9) + ";";
       k.platform->sleep_for(3.5);  // the large one waits for its receive, posted at 6.500015 s
-      Status z = t.recv_sized_until(0, &third, kTagControl, kNoDeadline, &pending);
+      Status z = recv_until(t, 0, RecvInto{{}, &third}, kTagControl, kNoDeadline, &pending);
       r += z.to_string() + ";" + std::to_string(third.got == bca) + ";" +
            std::to_string(std::fabs(k.platform->now() - 6.50005) < 1e-9);
     }
@@ -274,8 +274,8 @@ TEST(SimSeams, SizedMessageFromPiecesIsOneTransferOfTheirTotalSize) {
   EXPECT_EQ(out, "OK;1;1;OK;1;1;OK;1;1");
 }
 
-// The layout queries of the simulated transport (one table per group, built once) give
-// what the Transport defaults compute by scanning the group: world and split groups, on a
+// The layout of the simulated transport (one table per group, built once by the fabric and
+// shared) is what GroupLayout::of computes from node_of: world and split groups, on a
 // homogeneous and on an uneven placement.
 TEST(SimSeams, GroupLayoutMatchesTheTransportDefaults) {
   for (int uneven = 0; uneven < 2; ++uneven) {
@@ -287,8 +287,9 @@ TEST(SimSeams, GroupLayoutMatchesTheTransportDefaults) {
         auto odd = k.transport->split(k.rank % 2, -k.rank);  // reversed order, two groups
         for (Transport* t : {k.transport, odd.get()}) {
           const int got[5] = {t->local_rank(), t->local_size(), t->cross_rank(), t->cross_size(), t->homogeneous()};
-          const int want[5] = {t->Transport::local_rank(), t->Transport::local_size(), t->Transport::cross_rank(),
-                               t->Transport::cross_size(), t->Transport::homogeneous()};
+          const GroupLayout l = GroupLayout::of(*t);
+          const size_t me = static_cast<size_t>(t->rank());
+          const int want[5] = {l.local_rank[me], l.local_size[me], l.cross_rank[me], l.cross_size, l.homogeneous};
           for (int i = 0; i < 5; ++i)
             if (got[i] != want[i]) bad += "rank " + std::to_string(k.rank) + " query " + std::to_string(i) + "; ";
         }
@@ -363,15 +364,14 @@ TEST(SimSeams, TimingTrainsOnlyInPhantomWorlds) {
         auto sub = k.transport->split(0, k.rank);
         if (k.rank != 0) return;
         for (Transport* t : {k.transport, sub.get()}) {
-          TimingTrains* tt = t->timing();
-          r += tt ? std::to_string(tt->transfers()) : std::string("none");
+          r += t->timing() ? "trains" : "none";
           r += ";";
         }
       });
       return s.ok() ? r : s.to_string();
     });
   };
-  EXPECT_EQ(probe(false, 6), "6;6;");
+  EXPECT_EQ(probe(false, 6), "trains;trains;");
   EXPECT_EQ(probe(false, 0), "none;none;");  // train_transfers 0: every message on its own
   EXPECT_EQ(probe(true, 6), "none;none;");   // real bytes
 }

@@ -91,12 +91,11 @@ std::vector<uint8_t> pattern(size_t n, int seed) {
   return v;
 }
 
-// The default sized messages (a fixed-size head with the size and first bytes, then the
-// rest only when it does not fit), over the in-process transport: sizes around the head's
-// capacity arrive whole, in order, through recv_sized_until, irecv_sized + wait and
+// Messages received by size (RecvInto::sink) over the in-process transport: empty, small
+// and large ones arrive whole, in order, through recv_until, irecv_sized + wait and
 // irecv_sized + test; a receive that times out stays posted and gets the message later.
-TEST(Transport, SizedMessagesOfAnySizeOverTheDefaultProtocol) {
-  const std::vector<size_t> sizes = {0, 1, Transport::kSizedHead - 8, Transport::kSizedHead - 7, 5000, 300000};
+TEST(Transport, SizedMessagesOfAnySize) {
+  const std::vector<size_t> sizes = {0, 1, 1016, 1017, 5000, 300000};
   LocalWorld world(2);
   auto t0 = world.transport(0), t1 = world.transport(1);
   std::string got;
@@ -106,7 +105,7 @@ TEST(Transport, SizedMessagesOfAnySizeOverTheDefaultProtocol) {
       std::unique_ptr<Request> pending;
       Status s;
       if (i % 3 == 0) {
-        s = t1->recv_sized_until(0, &sink, kTagControl, kNoDeadline, &pending);
+        s = recv_until(*t1, 0, RecvInto{{}, &sink}, kTagControl, kNoDeadline, &pending);
       } else if (i % 3 == 1) {
         s = t1->irecv_sized(0, &sink, kTagControl)->wait(kNoDeadline);
       } else {
@@ -119,7 +118,7 @@ TEST(Transport, SizedMessagesOfAnySizeOverTheDefaultProtocol) {
     // Nothing is sent until the receiver says so: the first wait times out.
     std::unique_ptr<Request> pending;
     auto clock = make_std_platform();
-    Status late = t1->recv_sized_until(0, &sink, kTagControl, clock->now() + 0.05, &pending);
+    Status late = recv_until(*t1, 0, RecvInto{{}, &sink}, kTagControl, clock->now() + 0.05, &pending);
     got += late.to_string().substr(0, 7) + (pending ? " pending; " : " lost; ");
     uint8_t go = 1;
     (void)send(*t1, 0, &go, 1, kTagData);
@@ -141,29 +140,28 @@ TEST(Transport, SizedMessagesOfAnySizeOverTheDefaultProtocol) {
   });
   for (size_t i = 0; i < sizes.size(); ++i) {
     auto p = pattern(sizes[i], static_cast<int>(i));
-    Status s = t0->isend_sized(1, p.data(), p.size(), kTagControl)->wait(kNoDeadline);
+    Status s = t0->isend(1, p.data(), p.size(), kTagControl)->wait(kNoDeadline);
     if (!s.ok()) ADD_FAILURE() << s.to_string();
   }
   uint8_t go = 0;
   (void)recv(*t0, 1, &go, 1, kTagData);
   auto last = pattern(3000, 99);
-  EXPECT_TRUE(t0->isend_sized(1, last.data(), last.size(), kTagControl)->wait(kNoDeadline).ok());
+  EXPECT_TRUE(t0->isend(1, last.data(), last.size(), kTagControl)->wait(kNoDeadline).ok());
   receiver.join();
   EXPECT_EQ(got, "Timeout pending; sizes ok; bytes ok");
 }
 
 
-// A sized message sent in pieces over the default protocol (packed into one buffer the
-// request owns) arrives as their concatenation: empty pieces, a total that fits the head,
-// one just over it, a large one, and no bytes at all.
+// A message sent in pieces and received by size arrives as their concatenation: empty
+// pieces, small and large totals, and no bytes at all.
 TEST(Transport, SizedMessageFromPiecesIsTheirConcatenation) {
   LocalWorld world(2);
   auto t0 = world.transport(0), t1 = world.transport(1);
-  const auto a = pattern(3, 1), b = pattern(Transport::kSizedHead - 8 - 3, 2), c = pattern(70000, 3);
+  const auto a = pattern(3, 1), b = pattern(1013, 2), c = pattern(70000, 3);
   auto piece = [](const std::vector<uint8_t>& v) { return IoPiece{const_cast<uint8_t*>(v.data()), v.size()}; };
   const std::vector<std::vector<IoPiece>> messages = {
-      {piece(a), {nullptr, 0}, piece(b)},  // exactly the head's capacity
-      {piece(b), piece(a), piece(a)},      // 3 bytes over it
+      {piece(a), {nullptr, 0}, piece(b)},  // an empty piece among others
+      {piece(b), piece(a), piece(a)},      // pieces of different sizes
       {piece(c), piece(a), piece(b)},      // large
       {{nullptr, 0}},                      // empty
   };
@@ -171,12 +169,12 @@ TEST(Transport, SizedMessageFromPiecesIsTheirConcatenation) {
   std::thread receiver([&] {
     for (size_t i = 0; i < messages.size(); ++i) {
       std::unique_ptr<Request> pending;
-      Status s = t1->recv_sized_until(0, &sink, kTagControl, kNoDeadline, &pending);
+      Status s = recv_until(*t1, 0, RecvInto{{}, &sink}, kTagControl, kNoDeadline, &pending);
       if (!s.ok()) ADD_FAILURE() << s.to_string();
     }
   });
   for (const auto& m : messages) {
-    Status s = t0->isend_sized_v(1, m, kTagControl)->wait(kNoDeadline);
+    Status s = t0->isendv(1, m, kTagControl)->wait(kNoDeadline);
     if (!s.ok()) ADD_FAILURE() << s.to_string();
   }
   receiver.join();

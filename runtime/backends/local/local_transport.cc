@@ -15,9 +15,9 @@
 namespace hvd {
 
 struct LocalOp {
-  const void* sdata = nullptr;  // send side
-  void* rdata = nullptr;        // receive side
-  size_t bytes = 0;
+  std::vector<IoPiece> pieces;  // the send's bytes, or where the receive puts them
+  SizedSink* sink = nullptr;    // a receive of any size: room asked at the match
+  size_t bytes = 0;             // total of the pieces
   bool done = false;
   bool failed = false;
 };
@@ -28,12 +28,11 @@ class LocalFabric {
 
   explicit LocalFabric(std::vector<int> node) : node_(std::move(node)) {}
 
-  std::shared_ptr<LocalOp> post(const Key& k, bool is_send, const void* sdata, void* rdata,
-                                size_t bytes) {
+  std::shared_ptr<LocalOp> post(const Key& k, bool is_send, IoSpan pieces, SizedSink* sink) {
     auto op = std::make_shared<LocalOp>();
-    op->sdata = sdata;
-    op->rdata = rdata;
-    op->bytes = bytes;
+    op->pieces.assign(pieces.begin(), pieces.end());
+    op->sink = sink;
+    op->bytes = total_bytes(pieces);
     std::lock_guard<std::mutex> lk(mu_);
     auto& peers = is_send ? recvs_[k] : sends_[k];
     if (!peers.empty()) {
@@ -107,9 +106,23 @@ class LocalFabric {
     std::map<int, int> groups;                   // color -> group id
   };
 
+  // Copies the send's pieces into the receive's, as far as both reach.
   static void match(const std::shared_ptr<LocalOp>& s, const std::shared_ptr<LocalOp>& r) {
-    const size_t n = std::min(s->bytes, r->bytes);
-    if (n && s->sdata && r->rdata) std::memcpy(r->rdata, s->sdata, n);
+    if (r->sink) {
+      void* dst = r->sink->room(s->bytes);
+      r->pieces.assign(1, IoPiece{dst, dst ? s->bytes : 0});
+      r->bytes = dst || !s->bytes ? s->bytes : 0;
+    }
+    size_t si = 0, so = 0, ri = 0, ro = 0;  // piece and offset in it, both sides
+    while (si < s->pieces.size() && ri < r->pieces.size()) {
+      const IoPiece &a = s->pieces[si], &b = r->pieces[ri];
+      const size_t k = std::min(a.bytes - so, b.bytes - ro);
+      if (k && a.data && b.data) std::memcpy(static_cast<char*>(b.data) + ro, static_cast<const char*>(a.data) + so, k);
+      so += k;
+      ro += k;
+      if (so == a.bytes) ++si, so = 0;
+      if (ro == b.bytes) ++ri, ro = 0;
+    }
     s->done = r->done = true;
     s->failed = r->failed = s->bytes != r->bytes;
   }
@@ -151,13 +164,13 @@ class LocalTransport final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(members_.size()); }
   int node_of(int r) const override { return f_->node_of_world(members_[static_cast<size_t>(r)]); }
-  std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) override {
+  std::unique_ptr<Request> isendv(int peer, IoSpan pieces, int tag) override {
     LocalFabric::Key k{group_, me(), members_[static_cast<size_t>(peer)], tag};
-    return std::make_unique<LocalRequest>(f_, k, f_->post(k, true, data, nullptr, bytes));
+    return std::make_unique<LocalRequest>(f_, k, f_->post(k, true, pieces, nullptr));
   }
-  std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
+  std::unique_ptr<Request> irecv_into(int peer, const RecvInto& into, int tag) override {
     LocalFabric::Key k{group_, members_[static_cast<size_t>(peer)], me(), tag};
-    return std::make_unique<LocalRequest>(f_, k, f_->post(k, false, nullptr, data, bytes));
+    return std::make_unique<LocalRequest>(f_, k, f_->post(k, false, into.pieces, into.sink));
   }
   std::unique_ptr<Transport> split(int color, int key) override {
     int new_group = 0;

@@ -27,12 +27,6 @@ double steady_seconds() {
 
 constexpr size_t kMaxPiece = size_t{1} << 30;  // MPI counts are int: send big buffers in pieces
 
-size_t total_bytes(const std::vector<IoPiece>& pieces) {
-  size_t n = 0;
-  for (const IoPiece& p : pieces) n += p.bytes;
-  return n;
-}
-
 // World rank of `peer` in `comm` (what a user sees in mpirun's output), or `peer` itself
 // when it cannot be translated.
 int world_rank_of(MPI_Comm comm, int peer) {
@@ -110,6 +104,77 @@ class MpiRequest final : public Request {
   int tag_;
 };
 
+// A receive of any size: the message is matched with MPI_Improbe (MPI_Mprobe when there is
+// no deadline), which tells its size, and then received with MPI_Imrecv into
+// sink->room(size). Matching happens when the request is tested or waited on, so another
+// receive from the same peer and tag must not be posted before this one completes.
+// Messages of kMaxPiece bytes or more travel in several MPI messages: they cannot be
+// received this way (control messages are far smaller).
+class MpiSizedRecv final : public Request {
+ public:
+  MpiSizedRecv(MPI_Comm comm, int peer, int tag, SizedSink* sink)
+      : comm_(comm), peer_(peer), tag_(tag), sink_(sink) {}
+  ~MpiSizedRecv() override {
+    if (data_ && !done_) (void)data_->wait(kNoDeadline);  // matched: the bytes are on their way
+  }
+  bool test() override {
+    if (!data_) {
+      int found = 0;
+      MPI_Message msg;
+      MPI_Status st;
+      MPI_Improbe(peer_, tag_, comm_, &found, &msg, &st);
+      if (!found) return false;
+      receive(msg, st);
+    }
+    if (!done_) done_ = data_->test();
+    return done_;
+  }
+  Status wait(double deadline) override {
+    if (deadline == kNoDeadline && !data_) {
+      MPI_Message msg;
+      MPI_Status st;
+      MPI_Mprobe(peer_, tag_, comm_, &msg, &st);
+      receive(msg, st);
+    }
+    if (!data_) {
+      const double start = steady_seconds();
+      while (!test()) {
+        const double now = steady_seconds();
+        if (now >= deadline)
+          return Status::Timeout("MPI transfer timed out receiving a message from rank " +
+                                 std::to_string(world_rank_of(comm_, peer_)) + " (tag " +
+                                 std::to_string(tag_) + "; it may have died or stalled)");
+        if (now - start < 200e-6) std::this_thread::yield();
+        else std::this_thread::sleep_for(std::chrono::duration<double>(20e-6));
+      }
+    }
+    if (!error_.ok()) return error_;
+    Status s = data_->wait(deadline);
+    done_ = done_ || s.ok();
+    return s;
+  }
+
+ private:
+  void receive(MPI_Message msg, const MPI_Status& st) {
+    int n = 0;
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    void* dst = sink_->room(static_cast<size_t>(n));
+    if (n && !dst) error_ = Status::Internal("no room for a message of " + std::to_string(n) + " bytes");
+    if (static_cast<size_t>(n) >= kMaxPiece)
+      error_ = Status::Internal("a message of 1 GiB or more cannot be received without its size");
+    std::vector<MPI_Request> reqs(1);
+    static char spare;  // MPI_Imrecv needs the message consumed even when it is refused
+    MPI_Imrecv(error_.ok() ? dst : &spare, error_.ok() ? n : 0, MPI_BYTE, &msg, &reqs[0]);
+    data_ = std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer_, static_cast<size_t>(n), tag_);
+  }
+  MPI_Comm comm_;
+  int peer_, tag_;
+  SizedSink* sink_;
+  std::unique_ptr<MpiRequest> data_;
+  Status error_;
+  bool done_ = false;
+};
+
 class MpiTransport final : public Transport {
  public:
   /// `node_key` < 0: the node is this host (shared memory), cut into groups of
@@ -127,41 +192,24 @@ class MpiTransport final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   int node_of(int r) const override { return node_[static_cast<size_t>(r)]; }
-  std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) override {
-    std::vector<MPI_Request> reqs;
-    for (size_t o = 0; o < bytes || o == 0; o += kMaxPiece) {
-      const int n = static_cast<int>(std::min(kMaxPiece, bytes - o));
-      reqs.emplace_back();
-      MPI_Isend(static_cast<const char*>(data) + o, n, MPI_BYTE, peer, tag, comm_, &reqs.back());
-      if (bytes == 0) break;
-    }
-    return std::make_unique<MpiRequest>(std::move(reqs), comm_, true, peer, bytes, tag);
-  }
-  std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override {
-    std::vector<MPI_Request> reqs;
-    for (size_t o = 0; o < bytes || o == 0; o += kMaxPiece) {
-      const int n = static_cast<int>(std::min(kMaxPiece, bytes - o));
-      reqs.emplace_back();
-      MPI_Irecv(static_cast<char*>(data) + o, n, MPI_BYTE, peer, tag, comm_, &reqs.back());
-      if (bytes == 0) break;
-    }
-    return std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer, bytes, tag);
-  }
-  std::unique_ptr<Request> isendv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
+  std::unique_ptr<Request> isendv(int peer, IoSpan pieces, int tag) override {
     MPI_Datatype t;
-    if (!gather_type(pieces, &t)) return Transport::isendv(peer, pieces, tag);
+    if (!gather_type(pieces, &t))
+      return send_packed(pieces, [&](const void* data, size_t n) { return isend_bytes(peer, data, n, tag); });
     std::vector<MPI_Request> reqs(1);
     MPI_Isend(MPI_BOTTOM, 1, t, peer, tag, comm_, &reqs[0]);
     MPI_Type_free(&t);  // MPI keeps it alive until the send completes
     return std::make_unique<MpiRequest>(std::move(reqs), comm_, true, peer, total_bytes(pieces), tag);
   }
-  std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) override {
+  std::unique_ptr<Request> irecv_into(int peer, const RecvInto& into, int tag) override {
+    if (into.sink) return std::make_unique<MpiSizedRecv>(comm_, peer, tag, into.sink);
     MPI_Datatype t;
-    if (!gather_type(pieces, &t)) return Transport::irecvv(peer, pieces, tag);
+    if (!gather_type(into.pieces, &t))
+      return recv_packed(into.pieces, [&](void* data, size_t n) { return irecv_bytes(peer, data, n, tag); });
     std::vector<MPI_Request> reqs(1);
     MPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, comm_, &reqs[0]);
     MPI_Type_free(&t);
-    return std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer, total_bytes(pieces), tag);
+    return std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer, total_bytes(into.pieces), tag);
   }
   std::unique_ptr<Transport> split(int color, int key) override {
     MPI_Comm sub;
@@ -173,9 +221,31 @@ class MpiTransport final : public Transport {
   std::string name() const override { return "mpi"; }
 
  private:
+  // One buffer, in MPI-sized pieces of at most kMaxPiece (counts are int).
+  std::unique_ptr<Request> isend_bytes(int peer, const void* data, size_t bytes, int tag) {
+    std::vector<MPI_Request> reqs;
+    for (size_t o = 0; o < bytes || o == 0; o += kMaxPiece) {
+      const int n = static_cast<int>(std::min(kMaxPiece, bytes - o));
+      reqs.emplace_back();
+      MPI_Isend(static_cast<const char*>(data) + o, n, MPI_BYTE, peer, tag, comm_, &reqs.back());
+      if (bytes == 0) break;
+    }
+    return std::make_unique<MpiRequest>(std::move(reqs), comm_, true, peer, bytes, tag);
+  }
+  std::unique_ptr<Request> irecv_bytes(int peer, void* data, size_t bytes, int tag) {
+    std::vector<MPI_Request> reqs;
+    for (size_t o = 0; o < bytes || o == 0; o += kMaxPiece) {
+      const int n = static_cast<int>(std::min(kMaxPiece, bytes - o));
+      reqs.emplace_back();
+      MPI_Irecv(static_cast<char*>(data) + o, n, MPI_BYTE, peer, tag, comm_, &reqs.back());
+      if (bytes == 0) break;
+    }
+    return std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer, bytes, tag);
+  }
+
   // An hindexed datatype over absolute addresses: the pieces travel as one message with
   // no staging copy. False when a piece cannot be described (phantom, > INT_MAX, 1 piece).
-  static bool gather_type(const std::vector<IoPiece>& pieces, MPI_Datatype* t) {
+  static bool gather_type(IoSpan pieces, MPI_Datatype* t) {
     if (pieces.size() < 2) return false;
     std::vector<int> lens;
     std::vector<MPI_Aint> disps;

@@ -176,20 +176,10 @@ NcclComm* NcclTransport::comm(Status* st) {
   return comm_.get();
 }
 
-std::unique_ptr<Request> NcclTransport::isend(int peer, const void* data, size_t bytes, int tag) {
-  if (bytes == 0 || !is_device(data)) return host_->isend(peer, data, bytes, tag);
-  return enqueue_p2p(true, peer, const_cast<void*>(data), bytes);
-}
-
-std::unique_ptr<Request> NcclTransport::irecv(int peer, void* data, size_t bytes, int tag) {
-  if (bytes == 0 || !is_device(data)) return host_->irecv(peer, data, bytes, tag);
-  return enqueue_p2p(false, peer, data, bytes);
-}
-
 namespace {
 
 // 0: all host (or phantom), 1: a single device piece, 2: several pieces, some on the device.
-int classify(const NcclTransport& t, const std::vector<IoPiece>& pieces) {
+int classify(const NcclTransport& t, IoSpan pieces) {
   bool device = false;
   for (const IoPiece& p : pieces) device = device || (p.bytes && t.is_device(p.data));
   return !device ? 0 : pieces.size() == 1 ? 1 : 2;
@@ -201,25 +191,23 @@ const char* kScatteredDevice =
 
 }  // namespace
 
-std::unique_ptr<Request> NcclTransport::isendv(int peer, const std::vector<IoPiece>& pieces,
-                                               int tag) {
+std::unique_ptr<Request> NcclTransport::isendv(int peer, IoSpan pieces, int tag) {
   switch (classify(*this, pieces)) {
     case 0:
       return host_->isendv(peer, pieces, tag);
     case 1:
-      return isend(peer, pieces[0].data, pieces[0].bytes, tag);
+      return enqueue_p2p(true, peer, pieces[0].data, pieces[0].bytes);
     default:
       return completed_request(Status::InvalidArgument(kScatteredDevice));
   }
 }
 
-std::unique_ptr<Request> NcclTransport::irecvv(int peer, const std::vector<IoPiece>& pieces,
-                                               int tag) {
-  switch (classify(*this, pieces)) {
+std::unique_ptr<Request> NcclTransport::irecv_into(int peer, const RecvInto& into, int tag) {
+  switch (into.sink ? 0 : classify(*this, into.pieces)) {
     case 0:
-      return host_->irecvv(peer, pieces, tag);
+      return host_->irecv_into(peer, into, tag);
     case 1:
-      return irecv(peer, pieces[0].data, pieces[0].bytes, tag);
+      return enqueue_p2p(false, peer, into.pieces[0].data, into.pieces[0].bytes);
     default:
       return completed_request(Status::InvalidArgument(kScatteredDevice));
   }

@@ -106,14 +106,13 @@ class NcclTransport final : public Transport {
   int rank() const override { return host_->rank(); }
   int size() const override { return host_->size(); }
   int node_of(int r) const override { return host_->node_of(r); }
-  std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) override;
-  std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) override;
   /// Host pieces: the host transport's isendv (MPI sends them without packing). Device
   /// pieces: one piece is an ncclSend; several fail (CudaDevice keeps the fusion buffer,
   /// scatter_gather() is false, so the runtime never asks).
-  std::unique_ptr<Request> isendv(int peer, const std::vector<IoPiece>& pieces, int tag) override;
-  /// Counterpart of isendv.
-  std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag) override;
+  std::unique_ptr<Request> isendv(int peer, IoSpan pieces, int tag) override;
+  /// Counterpart of isendv. A receive of any size (RecvInto::sink) goes to the host
+  /// transport: NCCL needs the size on both sides.
+  std::unique_ptr<Request> irecv_into(int peer, const RecvInto& into, int tag) override;
   std::unique_ptr<Transport> split(int color, int key) override;
   NativeCollectives* native() override { return &native_; }
   std::string name() const override { return "nccl"; }

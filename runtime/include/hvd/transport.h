@@ -1,11 +1,20 @@
 // Transport seam: what ranks can say to each other. Real: MPI (or NCCL) point-to-point;
 // simulated: SimGrid mailboxes over a modelled network; tests: threads in one process.
+//
+// The class holds what every backend implements: the group (rank, size, nodes, split,
+// name), one send of byte pieces, one receive that learns the message's size when it
+// matches, and requests whose wait takes a deadline. What only some backends have is an
+// optional capability, a pointer that is null elsewhere: native() (MPI_Allreduce,
+// ncclAllReduce, ...), timing() (the simulator's timing-only trains) and blocking() (a
+// receive and its wait in one step).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +22,8 @@
 #include "hvd/types.h"
 
 namespace hvd {
+
+class Device;
 
 /// "No deadline" for Request::wait.
 inline constexpr double kNoDeadline = std::numeric_limits<double>::infinity();
@@ -38,6 +49,28 @@ std::unique_ptr<Request> completed_request(Status s = Status::OK());
 struct IoPiece {
   void* data;    ///< start (null: phantom)
   size_t bytes;  ///< length
+};
+
+/// The pieces of one message, in order. A view: the caller keeps them alive until the
+/// call returns; a backend that needs them longer copies the list.
+using IoSpan = std::span<const IoPiece>;
+
+/// Where a message whose size only its sender knows is written: room(n) returns n
+/// writable bytes, or null when it cannot take n. Called once, when the message matches.
+class SizedSink {
+ public:
+  virtual void* room(size_t bytes) = 0;
+
+ protected:
+  ~SizedSink() = default;
+};
+
+/// Where a receive writes its message: scattered into `pieces`, whose total size the
+/// message must have, or, when `sink` is set, into sink->room(n) of the n bytes the
+/// message brings (MPI learns n with MPI_Improbe). The sink must outlive the request.
+struct RecvInto {
+  IoSpan pieces;              ///< the receive buffer, in pieces
+  SizedSink* sink = nullptr;  ///< or this, for a message of any size
 };
 
 /// Collectives a backend implements natively (MPI_Allreduce, ncclAllReduce, ...).
@@ -69,47 +102,59 @@ class NativeCollectives {
   virtual Status barrier() = 0;
 };
 
-/// Timing-only trains, an optional part of a Transport (Transport::timing()). A simulated
-/// world that moves no bytes (phantom buffers) has them: a collective may then carry a long
-/// sequence of messages to one peer as about transfers() transfers ("trains"), because a
-/// later message depends on an earlier one only through time, not through bytes. SimGrid
-/// still moves every train as a flow sharing the links of its route. Peers and members are
-/// ranks of the transport's group.
-class TimingTrains {
- public:
-  virtual ~TimingTrains() = default;
-  /// N > 0: a long sequence of messages to one peer may go as about N transfers.
-  virtual int64_t transfers() const = 0;
-  /// Time one message of `bytes` takes from member `from` to member `to` on an idle
-  /// network: latency plus bytes over the route's bottleneck bandwidth. Lets a train
-  /// account for the hops its later messages took.
-  virtual double hop(int from, int to, size_t bytes) = 0;
-  /// Sum of hop(x-1, x, bytes) over the members x = first, first+1, ..., first+count-1
-  /// (modulo the group size): the ring hops into them.
-  virtual double ring_hops(int first, int64_t count, size_t bytes) = 0;
-  /// The slowest of the ring hops hop(x-1, x, bytes) over all members x: the pace of a
-  /// step-synchronous ring.
-  virtual double ring_max_hop(size_t bytes) = 0;
-  /// Sends `bytes` of phantom data to `peer` as one transfer (a train of messages).
-  virtual std::unique_ptr<Request> isend_train(int peer, size_t bytes, int tag) = 0;
-  /// The receiving side of isend_train. The train's messages left the sender one by one as
-  /// they became ready there, so its last message arrives no earlier than `path_s` after
-  /// the transfer started (nor before the transfer's bytes are in): the request completes
-  /// at the later of the two.
-  virtual std::unique_ptr<Request> irecv_train(int peer, size_t bytes, double path_s, int tag) = 0;
+/// The ring allreduce as collectives/allreduce_ring_pipelined.h describes it: what a
+/// TimingCollectives needs to time one.
+struct RingAllreduce {
+  void* buf;              ///< in place (phantom: null)
+  int64_t count;          ///< elements
+  DataType dt;            ///< element type
+  ReduceOp op;            ///< reduction
+  int64_t segment_bytes;  ///< slices of at most this
+  bool lockstep;          ///< the step-synchronous form
+  double deadline;        ///< for every wait
 };
 
-/// Where a message whose size only its sender knows is written (Transport::isend_sized):
-/// room(n) returns n writable bytes, or null when it cannot take n.
-class SizedSink {
+/// Timing-only collectives, an optional part of a Transport (Transport::timing()). A
+/// simulated world that moves no bytes (phantom buffers) has them: it may carry a long
+/// sequence of messages to one peer as a few transfers ("trains"), because a later message
+/// depends on an earlier one only through time, not through bytes. The simulator's
+/// implementation lives in simulator/ (model/timing_ring.cc).
+class TimingCollectives {
  public:
-  virtual void* room(size_t bytes) = 0;
-
- protected:
-  ~SizedSink() = default;
+  virtual ~TimingCollectives() = default;
+  /// Times `a` as trains, with its device work on `dev`, and stores the outcome in *done;
+  /// or returns false, having done nothing, where trains would not time it faithfully
+  /// (the caller then runs the byte ring).
+  virtual bool ring_allreduce(const RingAllreduce& a, Device& dev, Status* done) = 0;
 };
 
-/// Point-to-point messaging among the members of one group of ranks.
+class Transport;
+
+/// A receive and its wait in one step, an optional part of a Transport
+/// (Transport::blocking()): the simulator posts and waits with one engine call, which the
+/// control plane's many small receives notice.
+class BlockingReceive {
+ public:
+  virtual ~BlockingReceive() = default;
+  /// Transport::irecv_into() and a wait until platform time `deadline_s`. On a time-out the
+  /// receive stays posted and *pending gets it, to wait on further.
+  virtual Status recv_until(int peer, const RecvInto& into, int tag, double deadline_s,
+                            std::unique_ptr<Request>* pending) = 0;
+};
+
+/// Where the members of a group sit: computed once from Transport::node_of.
+struct GroupLayout {
+  std::vector<int> local_rank;  ///< member -> index among the members on its node
+  std::vector<int> local_size;  ///< member -> number of members on its node
+  std::vector<int> cross_rank;  ///< member -> index of its node among the group's nodes
+  int cross_size = 0;           ///< number of distinct nodes
+  bool homogeneous = true;      ///< every node holds the same number of members
+  /// The layout of `t`'s group (O(size log size)).
+  static GroupLayout of(const Transport& t);
+};
+
+/// Point-to-point messaging among the members of one group of ranks. Messages between two
+/// members with one tag match in the order they were posted on both sides.
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -119,65 +164,64 @@ class Transport {
   virtual int size() const = 0;
   /// Node (host) index of group member `r`; members with the same node share a machine.
   virtual int node_of(int r) const = 0;
-  /// Starts sending `bytes` bytes at `data` (may be null for phantom buffers) to `peer`.
-  virtual std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) = 0;
-  /// Starts receiving `bytes` bytes from `peer` into `data` (may be null: phantom).
-  virtual std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) = 0;
-  /// Sends the pieces as one message (the peer may receive it contiguously or scattered).
-  /// The default packs into a temporary buffer; backends may send without copying.
-  virtual std::unique_ptr<Request> isendv(int peer, const std::vector<IoPiece>& pieces, int tag);
-  /// Receives one message scattered into the pieces (default: unpack on completion).
-  virtual std::unique_ptr<Request> irecvv(int peer, const std::vector<IoPiece>& pieces, int tag);
-  /// Receives `bytes` from `peer` into `data`, waiting until platform time `deadline_s`:
-  /// irecv() then wait(), which is the default; a backend may do both in one step (the
-  /// simulator: one engine call instead of two, per control message). On a time-out the
-  /// receive stays posted and *pending gets it, to wait on further.
-  virtual Status recv_until(int peer, void* data, size_t bytes, int tag, double deadline_s,
-                            std::unique_ptr<Request>* pending);
-  /// Sends `bytes` as one message whose size the receiver learns from the message itself
-  /// (irecv_sized, recv_sized_until), as an MPI receiver does with MPI_Probe. The default
-  /// sends a fixed-size message of kSizedHead bytes (the size, then the first bytes) and,
-  /// only when the bytes do not fit there, a second one with the rest. A backend that
-  /// matches messages itself sends exactly `bytes` in one message (the simulator).
-  virtual std::unique_ptr<Request> isend_sized(int peer, const void* data, size_t bytes, int tag);
-  /// isend_sized() of the pieces' concatenation, one message. The default packs them into a
-  /// buffer the request owns; a backend that copies at matching time copies the pieces
-  /// straight into the receiver's buffer (the simulator). The pieces must stay valid until
-  /// the request completes.
-  virtual std::unique_ptr<Request> isend_sized_v(int peer, const std::vector<IoPiece>& pieces, int tag);
-  /// Receives a message sent with isend_sized() into sink->room(its size); the sink must
-  /// outlive the request.
-  virtual std::unique_ptr<Request> irecv_sized(int peer, SizedSink* sink, int tag);
-  /// irecv_sized() and a wait until platform time `deadline_s` (one step where the backend
-  /// can, like recv_until). On a time-out the receive stays posted and *pending gets it.
-  virtual Status recv_sized_until(int peer, SizedSink* sink, int tag, double deadline_s,
-                                  std::unique_ptr<Request>* pending);
-  /// The first message of the default isend_sized(): an 8-byte size, then up to
-  /// kSizedHead - 8 bytes of the message.
-  static constexpr size_t kSizedHead = 1024;
+  /// Backend name for logs ("mpi", "local", "simgrid").
+  virtual std::string name() const = 0;
   /// Collective over the group: members with equal `color` form a new group, ordered by
   /// (`key`, rank). Every member must call it in the same order. Null if color < 0.
   virtual std::unique_ptr<Transport> split(int color, int key) = 0;
-  /// Timing-only trains (TimingTrains), or null: every real transport, and a simulated
-  /// world that moves bytes, sends each message as its own transfer.
-  virtual TimingTrains* timing() { return nullptr; }
+  /// Starts sending the pieces, one after the other, as one message to `peer` (a piece's
+  /// data may be null: phantom). The pieces' bytes must stay valid until it completes.
+  virtual std::unique_ptr<Request> isendv(int peer, IoSpan pieces, int tag) = 0;
+  /// Starts receiving one message from `peer` (RecvInto says where it goes).
+  virtual std::unique_ptr<Request> irecv_into(int peer, const RecvInto& into, int tag) = 0;
   /// The backend's native collectives, or null.
   virtual NativeCollectives* native() { return nullptr; }
-  /// Backend name for logs ("mpi", "local", "simgrid").
-  virtual std::string name() const = 0;
+  /// Timing-only collectives, or null: every real transport, and a simulated world that
+  /// moves bytes, sends each message as its own transfer.
+  virtual TimingCollectives* timing() { return nullptr; }
+  /// A receive and its wait in one step, or null (then irecv_into and wait).
+  virtual BlockingReceive* blocking() { return nullptr; }
 
-  // The layout queries below scan the group (O(size) each); a transport whose layout is
-  // fixed may answer them from a cache (the simulator's do: thousands of ranks ask).
+  // Shorthands over isendv / irecv_into.
+  /// Sends `bytes` at `data` (null: phantom) to `peer`.
+  std::unique_ptr<Request> isend(int peer, const void* data, size_t bytes, int tag) {
+    const IoPiece p{const_cast<void*>(data), bytes};
+    return isendv(peer, IoSpan(&p, 1), tag);
+  }
+  /// Receives exactly `bytes` from `peer` into `data` (null: phantom).
+  std::unique_ptr<Request> irecv(int peer, void* data, size_t bytes, int tag) {
+    const IoPiece p{data, bytes};
+    return irecv_into(peer, RecvInto{IoSpan(&p, 1)}, tag);
+  }
+  /// Receives one message from `peer` scattered into the pieces.
+  std::unique_ptr<Request> irecvv(int peer, IoSpan pieces, int tag) {
+    return irecv_into(peer, RecvInto{pieces}, tag);
+  }
+  /// Receives a message of any size from `peer` into sink->room(its size).
+  std::unique_ptr<Request> irecv_sized(int peer, SizedSink* sink, int tag) {
+    return irecv_into(peer, RecvInto{{}, sink}, tag);
+  }
+
   /// This rank's index among the members on its node.
-  virtual int local_rank() const;
+  int local_rank() const { return layout().local_rank[static_cast<size_t>(rank())]; }
   /// Number of members on this rank's node.
-  virtual int local_size() const;
+  int local_size() const { return layout().local_size[static_cast<size_t>(rank())]; }
   /// Index of this rank's node among the nodes of the group.
-  virtual int cross_rank() const;
+  int cross_rank() const { return layout().cross_rank[static_cast<size_t>(rank())]; }
   /// Number of distinct nodes in the group.
-  virtual int cross_size() const;
+  int cross_size() const { return layout().cross_size; }
   /// True when every node holds the same number of members (hierarchical ops need it).
-  virtual bool homogeneous() const;
+  bool homogeneous() const { return layout().homogeneous; }
+  /// The group's layout, computed on first use (or as share_layout() set it).
+  const GroupLayout& layout() const;
+
+ protected:
+  /// Sets the layout that every transport of this group shares (the simulator's thousands
+  /// of ranks would otherwise each scan the group).
+  void share_layout(std::shared_ptr<const GroupLayout> l) { layout_ = std::move(l); }
+
+ private:
+  mutable std::shared_ptr<const GroupLayout> layout_;
 };
 
 /// Blocking send helper.
@@ -189,5 +233,21 @@ Status recv(Transport& t, int peer, void* data, size_t bytes, int tag,
 /// Simultaneous send to `to` and receive from `from` (deadlock-free exchange).
 Status sendrecv(Transport& t, int to, const void* sdata, size_t sbytes, int from, void* rdata,
                 size_t rbytes, int tag, double deadline_s = kNoDeadline);
+/// A receive waited for until platform time `deadline_s`, in one step where the transport
+/// can (Transport::blocking()). On a time-out the receive stays posted and *pending gets it.
+Status recv_until(Transport& t, int peer, const RecvInto& into, int tag, double deadline_s,
+                  std::unique_ptr<Request>* pending);
+
+/// For backends: `pieces` sent as one contiguous message by `send(data, bytes)` (one piece
+/// as it is, phantom pieces as one phantom message, otherwise packed into a buffer the
+/// returned request owns).
+std::unique_ptr<Request> send_packed(IoSpan pieces,
+                                     const std::function<std::unique_ptr<Request>(const void*, size_t)>& send);
+/// For backends: a receive into `pieces` done by `recv(data, bytes)` into one contiguous
+/// buffer and unpacked when it completes (one piece and phantom pieces as they are).
+std::unique_ptr<Request> recv_packed(IoSpan pieces,
+                                     const std::function<std::unique_ptr<Request>(void*, size_t)>& recv);
+/// Total bytes of `pieces`; *phantom tells whether any non-empty piece has no data.
+size_t total_bytes(IoSpan pieces, bool* phantom = nullptr);
 
 }  // namespace hvd

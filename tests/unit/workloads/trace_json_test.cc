@@ -199,7 +199,7 @@ TEST(TraceJson, LayerlessTraceNeedsReadyTimes) {
             "0.200000)");
 }
 
-// Hostile documents (issue 19): each one line with the JSON path, never a crash.
+// Hostile documents: each one line with the JSON path, never a crash.
 TEST(TraceJson, DeepNestingIsBounded) {
   json doc = valid_trace();
   doc["description"] = "@@";

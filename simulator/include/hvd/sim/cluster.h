@@ -102,7 +102,7 @@ struct SimModelSpec {
                                        ///< is posted (0: exact, one sleep per operation)
   int64_t train_transfers = 6;         ///< phantom runs: a ring's message sequence on one
                                        ///< link travels as about this many transfers
-                                       ///< (TimingTrains::transfers; 0: every message)
+                                       ///< (TrainLinks::transfers; 0: every message)
   double wakeup_latency = 0;           ///< a notified thread resumes this much later (OS
                                        ///< scheduling; from a calibration's per-call overhead)
   /// Effective bandwidth by message size: (bytes, factor) points, a message of n bytes
