@@ -30,7 +30,7 @@ std::vector<int64_t> tail_dims(const std::vector<int64_t>& s) {
 
 }  // namespace
 
-std::string mismatch_error(const std::vector<const TensorRequest*>& reqs, int) {
+std::string mismatch_error(const std::vector<const TensorRequest*>& reqs, int size) {
   const TensorRequest& a = *reqs[0];
   const std::string opn = lower(optype_name(a.op));
   for (const TensorRequest* bp : reqs) {
@@ -49,9 +49,11 @@ std::string mismatch_error(const std::vector<const TensorRequest*>& reqs, int) {
     } else if ((a.op == OpType::kAllgather || a.op == OpType::kAlltoall) && (a.shape.size() != b.shape.size() || tail_dims(a.shape) != tail_dims(b.shape))) {
       os << "Mismatched " << opn << " tensor shapes: One rank sent a tensor of shape " << shape_string(a.shape) << ", but another rank sent a tensor of shape " << shape_string(b.shape) << " (only the first dimension may differ)";
     } else if ((a.op == OpType::kAllreduce || a.op == OpType::kReducescatter) && (diff & kSpecReduceOp)) {
-      os << "Mismatched reduction operations: one rank requested " << op_name(a.reduce_op) << ", but another rank requested " << op_name(b.reduce_op);
+      os << "Mismatched reduction operations: one rank requested " << op_name(a.stated_op()) << ", but another rank requested " << op_name(b.stated_op());
     } else if (diff & kSpecScale) {
-      os << "Mismatched scale factors: one rank gave prescale " << a.prescale << " and postscale " << a.postscale << ", but another rank gave " << b.prescale << " and " << b.postscale;
+      // An average's postscale holds its 1/size since enqueue: show what the callers gave.
+      const double n = a.average ? static_cast<double>(size) : 1.0;
+      os << "Mismatched scale factors: one rank gave prescale " << a.prescale << " and postscale " << a.postscale * n << ", but another rank gave " << b.prescale << " and " << b.postscale * n;
     } else if (a.op == OpType::kRemoveProcessSet && (diff & kSpecRoot)) {
       os << "Mismatched process set removal: one rank removed process set " << a.root << ", but another rank process set " << b.root;
     } else if (a.op == OpType::kBroadcast && (diff & kSpecRoot)) {

@@ -22,7 +22,8 @@ PendingOp::PendingOp(OpRequest&& q)
       op(q.op),
       dtype(q.input.dtype),
       reduce_op(q.reduce_op),
-      device(q.input.device) {
+      device(q.input.device),
+      average(q.average) {
   // A broadcast copies its result into an output only of the input's size.
   if (op == OpType::kBroadcast && (output == input || q.output.bytes() != bytes())) output = nullptr;
   if (!q.splits.empty() || !q.set_ranks.empty())
@@ -42,7 +43,7 @@ const std::vector<int>& PendingOp::set_ranks() const {
 TensorRequest to_message(const std::string& name, const PendingOp& q, int rank) {
   TensorRequest m;
   m.rank = rank;
-  static_cast<OpSpec&>(m) = OpSpec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale};
+  static_cast<OpSpec&>(m) = OpSpec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale, q.average};
   m.group_id = q.group_id;
   m.group_size = q.group_size;
   m.name = name;
@@ -62,12 +63,22 @@ TensorRequest RequestRef::materialize() const {
 void RequestRef::write(Writer& w) const {
   const PendingOp& q = *req;
   w.i32(rank);
-  write_spec(w, OpSpec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale});
+  write_spec(w, OpSpec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale, q.average});
   w.i32(q.group_id);
   w.i32(q.group_size);
   w.str(*name);
   w.i64s(q.shape);
   w.i32s(q.set_ranks());
+}
+
+// Average is Sum with the results divided by the set's size: lowered here, once, so that
+// negotiation, fusion and every algorithm see a sum and a postscale (as NCCL lowers ncclAvg
+// when a collective is enqueued). OpRequest::average keeps what the caller asked for.
+void lower_average(OpRequest* q, int set_size) {
+  if (q->reduce_op != ReduceOp::kAverage || (q->op != OpType::kAllreduce && q->op != OpType::kReducescatter)) return;
+  q->reduce_op = ReduceOp::kSum;
+  q->postscale = q->postscale / set_size;
+  q->average = true;
 }
 
 Handle RuntimeImpl::enqueue(OpRequest req) {
@@ -85,6 +96,7 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
                : "process set " + std::to_string(req.process_set) + " does not exist"));
   }
   ProcessSet& ps = *found;
+  lower_average(&req, ps.t->size());
   // The name moves into the key (try_emplace leaves it in place when the key exists).
   auto [slot, fresh] = ps.table.try_emplace(std::move(req.name));
   if (!fresh)

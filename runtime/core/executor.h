@@ -8,9 +8,12 @@
 
 #include "collectives/collective.h"
 #include "core/process_sets.h"
+#include "hvd/runtime_options.h"
 #include "hvd/timeline.h"
 
 namespace hvd {
+
+struct AllreduceAlgo;
 
 /// Exactly what an Executor reaches of its runtime.
 struct ExecutorEnv {
@@ -45,17 +48,10 @@ class Executor {
   Status reducescatter();
   Status add_process_set();
   Status remove_process_set();
-  enum class Algo { kRing, kPipelinedRing, kLockstepRing, kRhd, kDirect, kHierarchical, kNative };
-  Algo choose_allreduce(int64_t bytes) const;
-  /// Average is a sum, then a postscale by 1/size: the op the algorithm runs, and the
-  /// scale applied to its result.
-  struct Reduction {
-    ReduceOp op;
-    double postscale;
-  };
-  Reduction reduction() const;
+  /// The allreduce algorithm for `bytes` (the knob, resolved for this group and size).
+  const AllreduceAlgo& choose_allreduce(int64_t bytes) const;
   Status allreduce_with(void* buf, int64_t count);
-  Status allreduce_in_place_pieces(int64_t total, Algo algo);
+  Status allreduce_in_place_pieces(int64_t total, const AllreduceAlgo& algo);
   void take_entries();
   void complete_all(const Status& s);
   /// Runs `fn` and records it as a timeline phase called `name`.

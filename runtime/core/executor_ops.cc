@@ -15,90 +15,105 @@
 
 namespace hvd {
 
-Executor::Reduction Executor::reduction() const {
-  if (r_.reduce_op == ReduceOp::kAverage) return {ReduceOp::kSum, r_.postscale / ps_.t->size()};
-  return {r_.reduce_op, r_.postscale};
+namespace {
+
+// What an allreduce algorithm gets over one contiguous buffer.
+struct AllreduceCall {
+  CollectiveContext& c;
+  const ProcessSet& ps;  // its local and cross groups (hierarchical)
+  void* buf;
+  int64_t count;
+  DataType dt;
+  ReduceOp op;  // never Average: lowered at enqueue
+  bool small;   // below rhd_threshold
+};
+
+}  // namespace
+
+// One allreduce algorithm: the knob value that names it, its timeline activity, its body
+// over one buffer and, where it has one, its body straight from the tensors' inputs into
+// their outputs (scattered pieces, no fusion buffer).
+struct AllreduceAlgo {
+  AllreduceAlgorithm id;
+  const char* activity;
+  Status (*run)(const AllreduceCall&);
+  Status (*pieces)(CollectiveContext&, const PieceBuffer&, const PieceBuffer&, DataType, ReduceOp);
+};
+
+namespace {
+
+// Every allreduce algorithm, once (the native one is the backend's: "MPI_ALLREDUCE", ...).
+constexpr AllreduceAlgo kAllreduceAlgos[] = {
+    {AllreduceAlgorithm::kRing, "RING_ALLREDUCE",
+     [](const AllreduceCall& a) { return ring_allreduce(a.c, a.buf, a.count, a.dt, a.op); },
+     [](CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& out, DataType dt, ReduceOp op) {
+       return ring_allreduce(c, in, out, dt, op);
+     }},
+    {AllreduceAlgorithm::kPipelinedRing, "PIPELINED_RING_ALLREDUCE",
+     [](const AllreduceCall& a) { return pipelined_ring_allreduce(a.c, a.buf, a.count, a.dt, a.op, 4, false); }, nullptr},
+    {AllreduceAlgorithm::kLockstepRing, "LOCKSTEP_RING_ALLREDUCE",
+     [](const AllreduceCall& a) { return pipelined_ring_allreduce(a.c, a.buf, a.count, a.dt, a.op, 4, true); }, nullptr},
+    {AllreduceAlgorithm::kRhd, "RHD_ALLREDUCE",
+     [](const AllreduceCall& a) { return rhd_allreduce(a.c, a.buf, a.count, a.dt, a.op); },
+     [](CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& out, DataType dt, ReduceOp op) {
+       return rhd_allreduce(c, in, out, dt, op);
+     }},
+    {AllreduceAlgorithm::kDirect, "DIRECT_ALLREDUCE",
+     [](const AllreduceCall& a) { return direct_allreduce(a.c, a.buf, a.count, a.dt, a.op); },
+     [](CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& out, DataType dt, ReduceOp op) {
+       return direct_allreduce(c, in, out, dt, op);
+     }},
+    {AllreduceAlgorithm::kHierarchical, "HIERARCHICAL_ALLREDUCE",
+     [](const AllreduceCall& a) {
+       return hierarchical_allreduce(a.c, *a.ps.local, *a.ps.cross, a.buf, a.count, a.dt, a.op, a.small);
+     },
+     nullptr},
+    {AllreduceAlgorithm::kNative, nullptr, nullptr, nullptr},
+};
+
+const AllreduceAlgo& allreduce_algo(AllreduceAlgorithm id) {
+  for (const AllreduceAlgo& a : kAllreduceAlgos)
+    if (a.id == id) return a;
+  return kAllreduceAlgos[0];
 }
 
-Executor::Algo Executor::choose_allreduce(int64_t bytes) const {
+}  // namespace
+
+const AllreduceAlgo& Executor::choose_allreduce(int64_t bytes) const {
   using A = AllreduceAlgorithm;
-  const A alg = env_.algorithms.allreduce;
+  A alg = env_.algorithms.allreduce;
   NativeCollectives* n = native(r_.dtype);
-  if (n && (alg == A::kNative || (alg == A::kAuto && n->preferred(r_.device))))
-    return Algo::kNative;
+  if (n && (alg == A::kNative || (alg == A::kAuto && n->preferred(r_.device)))) return allreduce_algo(A::kNative);
   const bool hier_ok = ps_.local && ps_.cross;  // only made for homogeneous groups
   if (hier_ok && (alg == A::kHierarchical || (alg == A::kAuto && cfg_.hierarchical_allreduce)))
-    return Algo::kHierarchical;
-  switch (alg) {
-    case A::kDirect:
-      return Algo::kDirect;
-    case A::kRhd:
-      return Algo::kRhd;
-    case A::kRing:
-      return Algo::kRing;
-    case A::kPipelinedRing:
-      return Algo::kPipelinedRing;
-    case A::kLockstepRing:
-      return Algo::kLockstepRing;
-    default:  // auto, or hierarchical / native where they are not possible
-      return bytes < cfg_.rhd_threshold ? Algo::kRhd : Algo::kRing;
-  }
+    return allreduce_algo(A::kHierarchical);
+  // Auto, or hierarchical / native where they are not possible.
+  if (alg == A::kAuto || alg == A::kHierarchical || alg == A::kNative) alg = bytes < cfg_.rhd_threshold ? A::kRhd : A::kRing;
+  return allreduce_algo(alg);
 }
 
 Status Executor::allreduce_with(void* buf, int64_t count) {
   const DataType dt = r_.dtype;
-  const ReduceOp op = reduction().op;
+  const ReduceOp op = r_.reduce_op;
   const int64_t bytes = count * static_cast<int64_t>(dtype_size(dt));
-  const Algo algo = choose_allreduce(bytes);
-  switch (algo) {
-    case Algo::kNative: {
-      algorithm_ = native_name("ALLREDUCE");
-      Status s = phase(algorithm_, "communication", [&] { return native(dt)->allreduce(buf, count, dt, op); });
-      if (s.code() != StatusCode::kInvalidArgument) return s;
-      break;  // the backend declined (e.g. a count beyond its limits): use the ring
-    }
-    case Algo::kHierarchical:
-      algorithm_ = "HIERARCHICAL_ALLREDUCE";
-      return phase(algorithm_, "communication", [&] {
-        CollectiveContext c = ctx(*ps_.t);
-        return hierarchical_allreduce(c, *ps_.local, *ps_.cross, buf, count, dt, op,
-                                      bytes < cfg_.rhd_threshold);
-      });
-    case Algo::kRhd:
-      algorithm_ = "RHD_ALLREDUCE";
-      return phase(algorithm_, "communication", [&] {
-        CollectiveContext c = ctx(*ps_.t);
-        return rhd_allreduce(c, buf, count, dt, op);
-      });
-    case Algo::kDirect:
-      algorithm_ = "DIRECT_ALLREDUCE";
-      return phase(algorithm_, "communication", [&] {
-        CollectiveContext c = ctx(*ps_.t);
-        return direct_allreduce(c, buf, count, dt, op);
-      });
-    case Algo::kPipelinedRing:
-    case Algo::kLockstepRing: {
-      const bool lockstep = algo == Algo::kLockstepRing;
-      algorithm_ = lockstep ? "LOCKSTEP_RING_ALLREDUCE" : "PIPELINED_RING_ALLREDUCE";
-      return phase(algorithm_, "communication", [&] {
-        CollectiveContext c = ctx(*ps_.t);
-        return pipelined_ring_allreduce(c, buf, count, dt, op, 4, lockstep);
-      });
-    }
-    case Algo::kRing:
-      break;
+  const AllreduceAlgo* algo = &choose_allreduce(bytes);
+  if (algo->id == AllreduceAlgorithm::kNative) {
+    algorithm_ = native_name("ALLREDUCE");
+    Status s = phase(algorithm_, "communication", [&] { return native(dt)->allreduce(buf, count, dt, op); });
+    if (s.code() != StatusCode::kInvalidArgument) return s;
+    algo = &allreduce_algo(AllreduceAlgorithm::kRing);  // the backend declined (e.g. a count beyond its limits)
   }
-  algorithm_ = "RING_ALLREDUCE";
+  algorithm_ = algo->activity;
   return phase(algorithm_, "communication", [&] {
     CollectiveContext c = ctx(*ps_.t);
-    return ring_allreduce(c, buf, count, dt, op);
+    return algo->run({c, ps_, buf, count, dt, op, bytes < cfg_.rhd_threshold});
   });
 }
 
-// Ring, recursive halving-doubling or direct allreduce straight from the tensors' inputs into their outputs: no fusion-buffer
-// copies, no up-front input→output copy (host memory, where copies cost as much as the
-// transfer).
-Status Executor::allreduce_in_place_pieces(int64_t total, Algo algo) {
+// An algorithm with a pieces body, straight from the tensors' inputs into their outputs:
+// no fusion-buffer copies, no up-front input->output copy (host memory, where copies cost
+// as much as the transfer).
+Status Executor::allreduce_in_place_pieces(int64_t total, const AllreduceAlgo& algo) {
   const DataType dt = r_.dtype;
   const size_t es = dtype_size(dt);
   Device& d = dev();
@@ -125,18 +140,12 @@ Status Executor::allreduce_in_place_pieces(int64_t total, Algo algo) {
     }
     off += static_cast<size_t>(n) * es;
   }
-  const Reduction red = reduction();
-  const ReduceOp op = red.op;
-  algorithm_ = algo == Algo::kDirect ? "DIRECT_ALLREDUCE"
-               : algo == Algo::kRhd  ? "RHD_ALLREDUCE"
-                                     : "RING_ALLREDUCE";
+  algorithm_ = algo.activity;
   HVD_RETURN_IF_ERROR(phase(algorithm_, "communication", [&] {
     CollectiveContext c = ctx(*ps_.t);
-    if (algo == Algo::kDirect) return direct_allreduce(c, in, out, dt, op);
-    if (algo == Algo::kRhd) return rhd_allreduce(c, in, out, dt, op);
-    return ring_allreduce(c, in, out, dt, op);
+    return algo.pieces(c, in, out, dt, r_.reduce_op);
   }));
-  const double post = red.postscale;
+  const double post = r_.postscale;
   if (post != 1.0) out.for_each(0, total, [&](void* p, int64_t, int64_t n) { d.scale(p, n, dt, post); });
   return Status::OK();
 }
@@ -149,9 +158,8 @@ Status Executor::allreduce() {
   Device& d = dev();
   void* buf;
   const bool in_place = entries_.size() == 1 && entries_[0].has_value();
-  const Algo algo = choose_allreduce(total * static_cast<int64_t>(es));
-  if (d.scatter_gather() && (algo == Algo::kDirect || algo == Algo::kRhd || algo == Algo::kRing))
-    return allreduce_in_place_pieces(total, algo);
+  const AllreduceAlgo& algo = choose_allreduce(total * static_cast<int64_t>(es));
+  if (d.scatter_gather() && algo.pieces) return allreduce_in_place_pieces(total, algo);
   if (in_place) {  // one tensor: work directly in its output, no fusion buffer
     const PendingOp& q = entries_[0]->req;
     buf = q.output;
@@ -172,8 +180,7 @@ Status Executor::allreduce() {
   }
   if (r_.prescale != 1.0) d.scale(buf, total, dt, r_.prescale);
   HVD_RETURN_IF_ERROR(allreduce_with(buf, total));
-  const double post = reduction().postscale;
-  if (post != 1.0) d.scale(buf, total, dt, post);
+  if (r_.postscale != 1.0) d.scale(buf, total, dt, r_.postscale);
   if (in_place) return Status::OK();
   return phase("MEMCPY_OUT_FUSION_BUFFER", "memcpy", [&] {
     size_t off = 0;
@@ -306,8 +313,7 @@ Status Executor::reducescatter() {
   const DataType dt = r_.dtype;
   const size_t es = dtype_size(dt);
   const int64_t row = r_.row_elems[0];
-  const Reduction red = reduction();
-  const ReduceOp op = red.op;
+  const ReduceOp op = r_.reduce_op;
   std::vector<int64_t> off = even_split(r_.first_dims[0], p);
   for (auto& o : off) o *= row;
   const int64_t count = off.back();
@@ -341,7 +347,7 @@ Status Executor::reducescatter() {
     if (s.ok()) d.copy(h.output_buffer().data(), offset(work, static_cast<size_t>(off[static_cast<size_t>(me)]) * es), static_cast<size_t>(mine) * es);
   }
   HVD_RETURN_IF_ERROR(s);
-  if (red.postscale != 1.0) d.scale(h.output_buffer().data(), mine, dt, red.postscale);
+  if (r_.postscale != 1.0) d.scale(h.output_buffer().data(), mine, dt, r_.postscale);
   return Status::OK();
 }
 

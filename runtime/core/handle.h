@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "hvd/platform.h"
-#include "hvd/runtime.h"
+#include "hvd/device.h"
+#include "hvd/request.h"
 
 namespace hvd {
 

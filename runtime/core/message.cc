@@ -77,11 +77,15 @@ std::vector<int32_t> Reader::i32s() {
   return v;
 }
 
+namespace {
+constexpr uint8_t kAverageBit = 0x80;  // OpSpec::average, in the reduce_op byte
+}  // namespace
+
 unsigned spec_diff(const OpSpec& a, const OpSpec& b) {
   unsigned d = 0;
   if (a.op != b.op) d |= kSpecOp;
   if (a.dtype != b.dtype) d |= kSpecDtype;
-  if (a.reduce_op != b.reduce_op) d |= kSpecReduceOp;
+  if (a.stated_op() != b.stated_op()) d |= kSpecReduceOp;
   if (a.device != b.device) d |= kSpecDevice;
   if (a.root != b.root) d |= kSpecRoot;
   if (a.prescale != b.prescale || a.postscale != b.postscale) d |= kSpecScale;
@@ -91,7 +95,7 @@ unsigned spec_diff(const OpSpec& a, const OpSpec& b) {
 void write_spec(Writer& w, const OpSpec& s) {
   w.u8(static_cast<uint8_t>(s.op));
   w.u8(static_cast<uint8_t>(s.dtype));
-  w.u8(static_cast<uint8_t>(s.reduce_op));
+  w.u8(static_cast<uint8_t>(static_cast<uint8_t>(s.reduce_op) | (s.average ? kAverageBit : 0)));
   w.u8(static_cast<uint8_t>(s.device));
   w.i32(s.root);
   w.f64(s.prescale);
@@ -102,7 +106,9 @@ OpSpec read_spec(Reader& rd) {
   OpSpec s;
   s.op = static_cast<OpType>(rd.u8());
   s.dtype = static_cast<DataType>(rd.u8());
-  s.reduce_op = static_cast<ReduceOp>(rd.u8());
+  const uint8_t op = rd.u8();
+  s.reduce_op = static_cast<ReduceOp>(op & ~kAverageBit);
+  s.average = (op & kAverageBit) != 0;
   s.device = static_cast<DeviceKind>(rd.u8());
   s.root = rd.i32();
   s.prescale = rd.f64();

@@ -21,6 +21,11 @@ struct OpSpec {
   int32_t root = 0;                         ///< broadcast root; remove_process_set: the set
   double prescale = 1.0;                    ///< input scale factor
   double postscale = 1.0;                   ///< output scale factor
+  /// The caller asked for Average, lowered once at enqueue: reduce_op is then kSum and
+  /// postscale includes the 1/size of the process set (travels in reduce_op's top bit).
+  bool average = false;
+  /// The reduction as the caller stated it.
+  ReduceOp stated_op() const { return average ? ReduceOp::kAverage : reduce_op; }
 };
 
 /// The OpSpec fields, as bits of what spec_diff() returns.

@@ -13,13 +13,15 @@
 #include "core/controller.h"
 #include "core/handle.h"
 #include "core/logging.h"
-#include "hvd/runtime.h"
+#include "hvd/device.h"
+#include "hvd/request.h"
+#include "hvd/transport.h"
 
 namespace hvd {
 
 /// What the runtime keeps of a caller's OpRequest from enqueue to completion: what
 /// negotiation announces (RequestRef) and execution reads. enqueue() validated the rest.
-/// 80 bytes where an OpRequest takes about 230: a simulation holds every rank's pending
+/// 88 bytes where an OpRequest takes about 230: a simulation holds every rank's pending
 /// gradients at once (1.3 million at 4,096 ranks of ResNet-101).
 struct PendingOp {
   /// The list-valued fields few operations have.
@@ -39,6 +41,7 @@ struct PendingOp {
   DataType dtype = DataType::kFloat32;
   ReduceOp reduce_op = ReduceOp::kAverage;
   DeviceKind device = DeviceKind::kCPU;
+  bool average = false;        ///< OpSpec::average: reduce_op and postscale are lowered
   std::unique_ptr<Rare> rare;  ///< null when both lists are empty
 
   PendingOp() = default;

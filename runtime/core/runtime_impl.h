@@ -14,7 +14,8 @@
 #include "core/logging.h"
 #include "core/process_sets.h"
 #include "core/scheduler.h"
-#include "hvd/runtime.h"
+#include "hvd/request.h"
+#include "hvd/runtime_options.h"
 #include "hvd/timeline.h"
 
 namespace hvd {

@@ -47,6 +47,27 @@ TEST(Message, SpecDiffNamesEveryDifferingField) {
                                       kSpecRoot | kSpecScale});
 }
 
+// An average lowered at enqueue travels as a sum with its flag in reduce_op's top bit: the
+// request stays the same size, reads back as it was written, and differs from a plain sum.
+TEST(Message, LoweredAverageRoundTripsAndDiffersFromSum) {
+  OpSpec avg = sample_spec();
+  avg.reduce_op = ReduceOp::kSum;
+  avg.average = true;
+  OpSpec sum = avg;
+  sum.average = false;
+  Writer wa, ws;
+  write_spec(wa, avg);
+  write_spec(ws, sum);
+  EXPECT_EQ(wa.bytes().size(), ws.bytes().size());
+  Reader ra(wa.bytes().data(), wa.bytes().size());
+  const OpSpec back = read_spec(ra);
+  EXPECT_EQ(spec_diff(back, avg), 0u);
+  EXPECT_TRUE(back.average);
+  EXPECT_EQ(back.reduce_op, ReduceOp::kSum);
+  EXPECT_EQ(back.stated_op(), ReduceOp::kAverage);
+  EXPECT_EQ(spec_diff(avg, sum), unsigned{kSpecReduceOp});
+}
+
 // The request layout field by field, as it was before the spec had its own encoder.
 TEST(Message, RequestWireFormatIsUnchanged) {
   TensorRequest r;

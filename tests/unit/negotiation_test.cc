@@ -141,6 +141,17 @@ TEST(Mismatch, ShapesDtypesOpsRootsAndScales) {
     Tensor t{buf_of(rt), DataType::kFloat32, {4}};
     return rt.broadcast_async("x", t, rt.rank() == 0 ? 1 : 0);
   }), "Mismatched broadcast root ranks");
+  // Average is lowered to a sum and a postscale at enqueue; ranks that disagree still read
+  // what they asked for, not the lowered form.
+  expect_same_error(disagree([](Runtime& rt) {
+    Tensor t{buf_of(rt), DataType::kFloat32, {4}};
+    return rt.allreduce_async("x", t, t, rt.rank() == 0 ? ReduceOp::kAverage : ReduceOp::kSum, 1.0,
+                              rt.rank() == 0 ? 1.0 : 1.0 / rt.size());
+  }), "Mismatched reduction operations: one rank requested average, but another rank requested sum");
+  expect_same_error(disagree([](Runtime& rt) {
+    Tensor t{buf_of(rt), DataType::kFloat32, {4}};
+    return rt.allreduce_async("x", t, t, ReduceOp::kAverage, 1.0, rt.rank() == 0 ? 3.0 : 1.0);
+  }), "Mismatched scale factors: one rank gave prescale 1 and postscale 3, but another rank gave 1 and 1");
   expect_same_error(disagree([](Runtime& rt) {
     Tensor t{buf_of(rt), DataType::kFloat32, {4}};
     return rt.allreduce_async("x", t, t, ReduceOp::kSum, rt.rank() == 1 ? 2.0 : 1.0);

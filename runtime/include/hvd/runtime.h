@@ -1,5 +1,7 @@
 // hvd::Runtime: one rank's Horovod-style runtime, built from (Platform, Transport, Device,
 // Config). No process-global state: a simulation builds hundreds of these in one process.
+// The facade: the request types are in hvd/request.h, the options and reports in
+// hvd/runtime_options.h; the core includes those, never this.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,8 @@
 #include "hvd/config.h"
 #include "hvd/device.h"
 #include "hvd/platform.h"
+#include "hvd/request.h"
+#include "hvd/runtime_options.h"
 #include "hvd/seams.h"
 #include "hvd/status.h"
 #include "hvd/transport.h"
@@ -19,106 +23,7 @@
 
 namespace hvd {
 
-class TimelineWriter;
 class RuntimeImpl;
-
-/// A non-owning view of a tensor: storage (may be null when phantom), type, shape, device.
-struct Tensor {
-  void* data = nullptr;                  ///< first element (null: phantom or empty)
-  DataType dtype = DataType::kFloat32;   ///< element type
-  std::vector<int64_t> shape;            ///< dimensions; {} is a scalar
-  DeviceKind device = DeviceKind::kCPU;  ///< where `data` lives
-
-  /// Number of elements.
-  int64_t count() const { return num_elements(shape); }
-  /// Size in bytes.
-  size_t bytes() const { return static_cast<size_t>(count()) * dtype_size(dtype); }
-};
-
-/// One collective request as the caller states it (the input of the enqueue funnel).
-struct OpRequest {
-  OpType op = OpType::kAllreduce;        ///< which collective
-  std::string name;                      ///< tensor name, unique among pending ops
-  Tensor input;                          ///< data this rank contributes
-  Tensor output;                         ///< result storage for allreduce/broadcast (may alias input)
-  ReduceOp reduce_op = ReduceOp::kAverage;  ///< allreduce/reducescatter reduction
-  double prescale = 1.0;                 ///< multiply inputs by this before reducing
-  double postscale = 1.0;                ///< multiply results by this after reducing
-  int root = 0;                          ///< broadcast root (rank in the process set);
-                                         ///< remove_process_set: the set to remove
-  std::vector<int64_t> splits;           ///< alltoall: first-dim rows sent to each peer
-  int process_set = 0;                   ///< 0 = all ranks
-  int group_id = -1;                     ///< grouped ops: set by the runtime
-  int group_size = 0;                    ///< grouped ops: members of the group
-  std::vector<int> set_ranks;            ///< add_process_set: the members (world ranks)
-  bool caller_waits = false;             ///< the caller wait()s at once (blocking call): the
-                                         ///< runtime need not wake its loop for this request
-  double ready_at = -1;                  ///< platform time the tensor became ready, when that
-                                         ///< was before this call (a cycle hook's submission,
-                                         ///< see Runtime::set_cycle_hook); -1: now
-};
-
-/// The state of one submitted operation; wait() or poll() for its outcome.
-class OpHandle {
- public:
-  virtual ~OpHandle() = default;
-  /// Blocks until the operation finished; returns its status.
-  virtual Status wait() = 0;
-  /// True once finished (does not block).
-  virtual bool poll() = 0;
-  /// Runtime-allocated output (allgather, alltoall, reducescatter); null for others.
-  virtual const void* output() const = 0;
-  /// Size of output() in bytes.
-  virtual size_t output_bytes() const = 0;
-  /// Shape of the runtime-allocated output.
-  virtual std::vector<int64_t> output_shape() const = 0;
-  /// alltoall: rows received from each peer.
-  virtual std::vector<int64_t> received_splits() const = 0;
-  /// join: the last rank that joined.
-  virtual int last_joined_rank() const = 0;
-  /// Background-loop cycle (counted from 1, the same on every rank) that completed the
-  /// operation; -1 if it was not completed by a cycle (rejected up front, runtime failed).
-  virtual int64_t cycle() const { return -1; }
-};
-using Handle = std::shared_ptr<OpHandle>;
-
-/// Counters a runtime keeps (for benchmarks and autotune).
-struct RuntimeStats {
-  int64_t cycles = 0;              ///< background loop iterations
-  int64_t caller_cycles = 0;       ///< of those, run by a caller blocked in wait() (caller_drives)
-  int64_t cache_hits = 0;          ///< tensors negotiated through the response cache
-  int64_t cache_misses = 0;        ///< tensors negotiated through the coordinator
-  int64_t responses = 0;           ///< responses executed (after fusion)
-  int64_t tensors = 0;             ///< tensors completed
-  int64_t bytes_allreduced = 0;    ///< payload bytes of completed allreduces
-  double negotiation_s = 0;        ///< time spent in negotiation
-  double execution_s = 0;          ///< time spent executing collectives
-};
-
-/// What the autotuner (HOROVOD_AUTOTUNE) has set: the values every rank runs with now.
-/// Changes take effect on all ranks at the end of the same background cycle.
-struct AutotuneState {
-  bool enabled = false;                 ///< the autotune knob is on
-  bool done = false;                    ///< the final setting is in effect
-  int64_t done_cycle = -1;              ///< cycle at whose end the final setting took effect
-  int64_t changes = 0;                  ///< settings applied so far
-  int samples = 0;                      ///< samples scored (rank 0; 0 elsewhere)
-  double best_score = 0;                ///< best bytes allreduced per second (rank 0)
-  int64_t fusion_threshold = 0;         ///< bytes
-  double cycle_time_ms = 0;             ///< background loop period
-  bool cache_enabled = false;           ///< response cache in use
-  bool hierarchical_allreduce = false;  ///< hierarchical allreduce in use
-  bool hierarchical_allgather = false;  ///< hierarchical allgather in use
-};
-
-/// Everything a Runtime is built from: the rank's seams (borrowed, they must outlive it)
-/// and how it runs. Every world builds it alike: RuntimeOptions{seams, config, ...}.
-struct RuntimeOptions : Seams {
-  Config config;                          ///< knobs
-  TimelineWriter* timeline = nullptr;     ///< shared writer; null: open config.timeline
-  std::ostream* log = nullptr;            ///< log stream (default std::cerr)
-  double time_origin = 0;                 ///< platform time of timeline ts = 0
-};
 
 /// One rank's runtime.
 class Runtime {

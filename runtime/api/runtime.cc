@@ -1,5 +1,7 @@
 // hvd::Runtime: the public face of RuntimeImpl, and the one way a world builds a rank's
 // runtime from its seams (start_runtime, run_rank).
+#include "hvd/runtime.h"
+
 #include "core/runtime_impl.h"
 
 namespace hvd {
