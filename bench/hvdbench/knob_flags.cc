@@ -44,13 +44,12 @@ const std::vector<KnobFlag>& knob_flag_table() {
       {"autotune", "--autotune", K::kSwitch,
        "HVD_AUTOTUNE=1: tune fusion threshold, cycle time and the on/off knobs while running (log: "
        "HVD_AUTOTUNE_LOG)"},
-      {"allreduce_algorithm", "--allreduce-algorithm,--algorithm", K::kText,
-       "auto|ring|pipelined_ring|rhd|direct|hierarchical|native"},
+      {"allreduce_algorithm", "--allreduce-algorithm,--algorithm", K::kText, Config::knob_doc("allreduce_algorithm")},
       {"ranks_per_node", "--ranks-per-node", K::kCount,
        "every k consecutive ranks of a host count as one node (emulated nodes: hierarchical algorithms, "
        "--calibrate's across-node links)",
        1, kInt64Max, "at least 1"},
-      {"log_level", "--log-level", K::kText, "trace|debug|info|warning|error"},
+      {"log_level", "--log-level", K::kText, Config::knob_doc("log_level")},
   };
   return table;
 }

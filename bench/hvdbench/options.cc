@@ -243,12 +243,6 @@ std::vector<int64_t> size_sweep(int64_t min_bytes, int64_t max_bytes, int64_t fa
   return out;
 }
 
-std::string usage_text() {
-  Options o;
-  KnobFlags k;
-  return make_app(&o, &k)->help();
-}
-
 ParseResult parse_options(int argc, const char* const* argv, Options* out) {
   Options o;
   KnobFlags k;

@@ -68,8 +68,6 @@ struct ParseResult {
 
 /// Parses argv (accepts horovodrun's "-np N" spelling); validates values and ranges.
 ParseResult parse_options(int argc, const char* const* argv, Options* out);
-/// The --help text.
-std::string usage_text();
 /// Parses "4K", "256M", "1G", "4096", "64MiB" into bytes; nullopt if not a size.
 std::optional<int64_t> parse_size(const std::string& text);
 /// The sizes swept from min to max by factor (inclusive of min; max if hit exactly).

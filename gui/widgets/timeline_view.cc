@@ -146,11 +146,6 @@ void TimelineView::setShowLabels(bool show) {
   update();
 }
 
-void TimelineView::setRowHeight(int pixels) {
-  geometry_.row_height = std::max(4, pixels);
-  relayout();
-}
-
 int TimelineView::contentHeight() const {
   return rows_.empty() ? 0 : rows_.back().y + rows_.back().height;
 }

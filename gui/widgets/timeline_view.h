@@ -22,7 +22,6 @@ class TimelineView : public QWidget {
   // Shows `trace` (shared with other views); fits the whole trace.
   void setTrace(std::shared_ptr<Trace> trace);
   const Trace* trace() const { return trace_.get(); }
-  std::shared_ptr<Trace> sharedTrace() const { return trace_; }
 
   // Display time = trace time + shift (compare mode aligns two traces with it).
   void setTimeShift(double shift_us);
@@ -50,7 +49,6 @@ class TimelineView : public QWidget {
   void setProcessOrder(ProcessOrder order);
   void setProcessCollapsed(int64_t pid, bool collapsed);
   void setShowLabels(bool show);
-  void setRowHeight(int pixels);
 
   // Geometry helpers (also used by tests).
   int timeAreaLeft() const { return geometry_.header_width; }

@@ -6,6 +6,8 @@
 
 #include "hvd/hvd.h"
 #include "hvd/local.h"
+
+#include "core/handle.h"
 #ifdef HVD_HAVE_MPI
 #include "hvd/mpi.h"
 #endif
@@ -78,14 +80,7 @@ int cross_size() { return runtime() ? runtime()->cross_size() : -1; }
 
 namespace {
 Status not_init() { return Status::Precondition("hvd::init() has not been called"); }
-Handle not_init_handle() {
-  OpRequest q;  // enqueue on a stopped runtime is rejected with a clear status
-  Runtime* r = runtime();
-  if (r) return r->enqueue(q);
-  static const OwnedSeams seams = host_seams(make_single_rank_transport());
-  static Runtime stopped(RuntimeOptions{seams.view(), Config{}});
-  return stopped.enqueue(q);
-}
+Handle not_init_handle() { return finished_handle(not_init()); }
 }  // namespace
 
 Status allreduce(const std::string& name, const Tensor& in, const Tensor& out, ReduceOp op,

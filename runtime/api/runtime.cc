@@ -2,6 +2,8 @@
 // runtime from its seams (start_runtime, run_rank).
 #include "hvd/runtime.h"
 
+#include <cctype>
+
 #include "core/runtime_impl.h"
 
 namespace hvd {
@@ -68,10 +70,12 @@ std::vector<Handle> grouped_async(RuntimeImpl& impl, OpType op, const std::vecto
                                   ReduceOp reduce_op, int process_set) {
   std::vector<Handle> hs;
   if (names.size() != ins.size() || (outs && names.size() != outs->size())) {
-    OpRequest bad;
-    bad.op = op;
-    bad.name = "";
-    hs.push_back(impl.enqueue(bad));
+    std::string opn(optype_name(op));
+    for (char& ch : opn) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string what = "grouped " + opn + ": " + std::to_string(names.size()) +
+                       " names but " + std::to_string(ins.size()) + " input tensors";
+    if (outs) what += " and " + std::to_string(outs->size()) + " outputs";
+    hs.push_back(finished_handle(Status::InvalidArgument(what + "; the lists must have the same length")));
     return hs;
   }
   const int gid = impl.next_group_id();

@@ -62,7 +62,6 @@ class GaussianProcess {
   /// Posterior mean and standard deviation at `x`, in the units of the fitted y.
   void predict(const std::vector<double>& x, double* mean, double* sd) const;
   /// The length scale chosen by the last fit.
-  double length_scale() const { return length_; }
 
  private:
   double kernel(const std::vector<double>& a, const std::vector<double>& b) const;

@@ -141,12 +141,12 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> Config::knob_docs() {
-  std::vector<std::pair<std::string, std::string>> out;
-#define HVD_DOC(field, env, type, def, doc) out.emplace_back("HVD_" env, doc);
+const char* Config::knob_doc(const std::string& field) {
+#define HVD_DOC(f, env, type, def, doc) \
+  if (field == #f) return doc;
   HVD_KNOBS(HVD_DOC)
 #undef HVD_DOC
-  return out;
+  return "";
 }
 
 Status Config::validate() const {

@@ -1,7 +1,7 @@
 // Builds the SimGrid platform of a ClusterSpec in code (or loads a platform XML).
 //
 //   root zone (star: one non-blocking switch; or star of leaf zones for a fat tree; or a
-//   SimGrid torus)
+//   SimGrid torus; or a SimGrid dragonfly of groups, chassis and routers)
 //    └─ server zone k (full zone): GPU hosts gpu<k>-<i> + router nic<k> (the gateway)
 //         GPU i <-> GPU j : intra_i (up), intra_j (down)   (PCIe switch or NVLink fabric)
 //         GPU i <-> NIC   : intra_i  (NIC per server)  |  nic_i (NIC per GPU)

@@ -121,5 +121,24 @@ TEST(Allreduce, MultiDimensionalShapesAndGroupedUnit) {
   ASSERT_TRUE(s.ok()) << s.to_string();
 }
 
+// Grouped calls whose lists differ in length fail on the spot with a message that says so
+// (not a complaint about an empty tensor name); the runtime goes on serving.
+TEST(Allreduce, GroupedListsOfDifferentLengthsAreNamed) {
+  Status s = run_local(2, test::fast_config(), [](Runtime& rt) {
+    std::vector<float> a(4, 1.0f);
+    const Tensor t{a.data(), DataType::kFloat32, {4}};
+    Status st = rt.grouped_allreduce({"x", "y"}, {t}, {t, t});
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(st.message(), "grouped allreduce: 2 names but 1 input tensors and 2 outputs; the lists must have the same length");
+    std::vector<Handle> out;
+    st = rt.grouped_allgather({"x"}, {t, t}, &out);
+    EXPECT_EQ(st.message(), "grouped allgather: 1 names but 2 input tensors; the lists must have the same length");
+    st = rt.grouped_reducescatter({}, {t}, &out);
+    EXPECT_EQ(st.message(), "grouped reducescatter: 0 names but 1 input tensors; the lists must have the same length");
+    EXPECT_TRUE(rt.allreduce("after", t, t, ReduceOp::kSum).ok());
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
 }  // namespace
 }  // namespace hvd

@@ -82,8 +82,9 @@ struct Config {
   Status set(const std::string& name, const std::string& value);
   /// Every knob as "field=value" lines (for the start-up log).
   std::vector<std::pair<std::string, std::string>> describe() const;
-  /// Field names with docs (for --help).
-  static std::vector<std::pair<std::string, std::string>> knob_docs();
+  /// The doc of knob `field` (as HVD_KNOBS declares it; "" for no such knob; a literal): command
+  /// lines show it as the flag's help, so the two cannot drift apart.
+  static const char* knob_doc(const std::string& field);
   /// Checks ranges and enum values.
   Status validate() const;
   /// The *_algorithm knobs as enums; an unknown name fails with validate()'s message.

@@ -23,9 +23,10 @@ namespace hvd {
 
 /// Knobs of make_nccl_world.
 struct NcclOptions {
-  /// Each Device call and native collective waits for the GPU before returning. Needed
-  /// while the executor completes handles without calling Device::synchronize(); costs
-  /// copy batching and overlap. See docs/nccl.md ("core patches").
+  /// Each Device call and native collective waits for the GPU before returning. The
+  /// executor synchronises the device once per response before completing its handles, so
+  /// this is a second guard (a failing kernel is named at its own call); it costs copy
+  /// batching and overlap. See docs/nccl.md.
   bool synchronous = true;
   /// Native allreduce on a homogeneous multi-node group runs hierarchically: NCCL
   /// reduce-scatter inside the node, allreduce across nodes, NCCL allgather inside.
