@@ -16,7 +16,7 @@
 #include "hvd/workloads/gpu_catalog.h"
 #include "hvd/workloads/model_registry.h"
 #include "hvd/workloads/step_plan.h"
-#include "scenario_json.h"
+#include "input/scenario_json.h"
 
 namespace hvd::sim {
 

@@ -25,7 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "scenario_json.h"
+#include "input/scenario_json.h"
 
 #ifdef HVD_HAVE_MPI
 #include <mpi.h>
@@ -49,9 +49,9 @@ int env_count(const char* name) {
 }
 
 // How many ranks the launcher started (1 when not launched by mpirun/srun) and which this is.
-// HVDSIM_NO_MPI=1 turns the detection off (e.g. `srun -n 4 sh -c 'hvdsim --shard ...'`).
+// HVD_SIM_NO_MPI=1 turns the detection off (e.g. `srun -n 4 sh -c 'hvdsim --shard ...'`).
 std::pair<int, int> launch_from_environment(const char** from) {
-  if (const char* off = std::getenv("HVDSIM_NO_MPI"); off && off[0] == '1') return {1, 0};
+  if (const char* off = std::getenv("HVD_SIM_NO_MPI"); off && off[0] == '1') return {1, 0};
   const std::pair<const char*, const char*> vars[] = {{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
                                                       {"PMI_SIZE", "PMI_RANK"},
                                                       {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID"}};
@@ -198,11 +198,11 @@ Spread::Spread() {
   if (std::string(from) == "SLURM_STEP_NUM_TASKS" && !std::getenv("PMIX_RANK") && !std::getenv("PMI_RANK"))
     launch_error_ = Status::InvalidArgument(
         "srun started " + std::to_string(n) +
-        " tasks without a PMI: use srun --mpi=pmix (or pmi2), or mpirun, or --shard i/N with HVDSIM_NO_MPI=1");
+        " tasks without a PMI: use srun --mpi=pmix (or pmi2), or mpirun, or --shard i/N with HVD_SIM_NO_MPI=1");
 #else
   launch_error_ = Status::InvalidArgument(
       std::string("launched as ") + std::to_string(n) + " ranks (" + from +
-      ") but this hvdsim was built without MPI: run one hvdsim per --shard i/N instead (or set HVDSIM_NO_MPI=1)");
+      ") but this hvdsim was built without MPI: run one hvdsim per --shard i/N instead (or set HVD_SIM_NO_MPI=1)");
 #endif
   if (rank_ != 0) {
     // Rank 0 prints the table and every error's one line; the others stay quiet.

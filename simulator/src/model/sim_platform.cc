@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
-#include "seams.h"
+#include "model/seams.h"
 
 namespace hvd::sim {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "hvd/sim/world.h"
 #include "hvd/workloads/gpu_catalog.h"
-#include "seams.h"
-#include "topology.h"
+#include "model/seams.h"
+#include "model/topology.h"
 
 namespace hvd::sim {
 namespace {

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "scenario_json.h"
+#include "input/scenario_json.h"
 
 namespace hvd::sim {
 

@@ -14,7 +14,7 @@
 #include <optional>
 #include <simgrid/Exception.hpp>
 
-#include "seams.h"
+#include "model/seams.h"
 
 namespace hvd::sim {
 

@@ -1,4 +1,4 @@
-#include "topology.h"
+#include "model/topology.h"
 
 #include <unistd.h>
 

@@ -12,7 +12,7 @@
 #include <new>
 
 #include "backends/local/reduce_kernels.h"
-#include "seams.h"
+#include "model/seams.h"
 
 namespace hvd::sim {
 namespace {

@@ -10,7 +10,7 @@
 #include <deque>
 
 #include "collectives/collective.h"
-#include "seams.h"
+#include "model/seams.h"
 
 namespace hvd::sim {
 

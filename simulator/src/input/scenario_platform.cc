@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "scenario_json.h"
+#include "input/scenario_json.h"
 
 namespace hvd::sim {
 namespace {

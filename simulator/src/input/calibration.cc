@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "scenario_json.h"
+#include "input/scenario_json.h"
 
 namespace hvd::sim {
 

@@ -12,7 +12,7 @@
 
 #include "hvd/sim/cluster.h"
 #include "hvd/status.h"
-#include "seams.h"
+#include "model/seams.h"
 
 namespace hvd::sim {
 
