@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -79,6 +80,34 @@ void check_reference_points(const std::string& name) {
 TEST(Validation, Roce25ReproducesThePublished128And512GpuPoints) { check_reference_points("roce25.json"); }
 
 TEST(Validation, Tcp25ReproducesThePublished128GpuTcpPoints) { check_reference_points("tcp25.json"); }
+
+// The README's figures for the main job are what the scenarios print: each "X %" it quotes
+// for roce25 at 512 and 128 GPUs and tcp25 at 128 is the run's efficiency to one decimal.
+TEST(Validation, ReadmeFiguresAreTheMainJobs) {
+  std::ifstream f(std::string(HVD_SOURCE_DIR) + "/README.md");
+  std::string readme((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (char& c : readme)
+    if (c == '\n') c = ' ';
+  auto quoted = [&](const std::string& text) { return readme.find(text) != std::string::npos; };
+  auto pct = [](const json& run) {
+    char b[16];
+    std::snprintf(b, sizeof b, "%.1f", 100 * run["scaling_efficiency"].get<double>());
+    return std::string(b);
+  };
+  const auto roce = simulate(scenario_path("roce25.json"), {128, 512}, "");
+  const auto tcp = simulate(scenario_path("tcp25.json"), {128}, "--set 'workload.models=[\"resnet101\",\"inception3\"]'");
+  ASSERT_TRUE(roce.count("resnet101") && roce.count("inception3") && roce.count("vgg16"));
+  ASSERT_TRUE(tcp.count("resnet101") && tcp.count("inception3"));
+  const std::string at512 = "at 512 GPUs, ResNet-101 " + pct(roce.at("resnet101").at(512)) + " %, Inception V3 " +
+                            pct(roce.at("inception3").at(512)) + " %, VGG-16 " + pct(roce.at("vgg16").at(512)) + " %";
+  const std::string at128 = "GPUs " + pct(roce.at("resnet101").at(128)) + " / " + pct(roce.at("inception3").at(128)) +
+                            " / " + pct(roce.at("vgg16").at(128)) + " %";
+  const std::string tcp128 = pct(tcp.at("resnet101").at(128)) + " / " + pct(tcp.at("inception3").at(128)) +
+                             " % for ResNet-101 / Inception V3 at 128";
+  EXPECT_TRUE(quoted(at512)) << "README should say: " << at512;
+  EXPECT_TRUE(quoted(at128)) << "README should say: at 128 " << at128;
+  EXPECT_TRUE(quoted(tcp128)) << "README should say: " << tcp128;
+}
 
 // tcp25.json is roce25.json with the protocol switched, so --set on roce25 gives the same
 // prediction (roce25 pins nothing the protocol sets); and the protocol matters: VGG-16, the
