@@ -90,12 +90,7 @@ Status pipelined_ring_allreduce(CollectiveContext& c, void* buf, int64_t count, 
     if (next_recv < total) post_recv();  // its slot is free again
     HVD_RETURN_IF_ERROR(send_ready(cur.msg + 1));
   }
-  Status first;
-  for (auto& s : sends) {
-    const Status st = s->wait(c.deadline);
-    if (!st.ok() && first.ok()) first = st;
-  }
-  return first;
+  return wait_all(sends, c.deadline);
 }
 
 }  // namespace hvd

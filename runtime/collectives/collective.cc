@@ -21,16 +21,6 @@ void copy_pieces(CollectiveContext& c, const PieceBuffer& in, const PieceBuffer&
   });
 }
 
-Status wait_all(std::vector<std::unique_ptr<Request>>& reqs, double deadline) {
-  Status first;
-  for (auto& r : reqs) {
-    Status s = r->wait(deadline);
-    if (!s.ok() && first.ok()) first = s;
-  }
-  reqs.clear();
-  return first;
-}
-
 Status send_recv_reduce(CollectiveContext& c, int to, const void* src, size_t sbytes, int from,
                         void* dst, int64_t rcount, DataType dt, ReduceOp op) {
   const size_t es = dtype_size(dt);

@@ -61,7 +61,17 @@ Status send_recv_reduce(CollectiveContext& c, int to, const PieceBuffer& src, in
 /// Copies logical buffer `in` into `out` (same layout), piece by piece.
 void copy_pieces(CollectiveContext& c, const PieceBuffer& in, const PieceBuffer& out);
 
-/// Waits for every request in `reqs` (first error wins).
-Status wait_all(std::vector<std::unique_ptr<Request>>& reqs, double deadline);
+/// Waits for every request in `reqs`, a container of unique_ptr<Request>, and empties it
+/// (first error wins).
+template <class Requests>
+Status wait_all(Requests& reqs, double deadline) {
+  Status first;
+  for (auto& r : reqs) {
+    Status s = r->wait(deadline);
+    if (!s.ok() && first.ok()) first = s;
+  }
+  reqs.clear();
+  return first;
+}
 
 }  // namespace hvd

@@ -10,6 +10,9 @@
 
 namespace hvd {
 
+// A simulation holds every rank's pending gradients at once: keep the entry small.
+static_assert(sizeof(void*) != 8 || sizeof(PendingOp) <= 88, "PendingOp grew past 88 bytes");
+
 PendingOp::PendingOp(OpRequest&& q)
     : input(q.input.data),
       output(q.output.data),

@@ -112,12 +112,7 @@ bool train_ring_allreduce(TrainLinks& links, const RingAllreduce& a, Device& dev
       if (next_recv < units) post_recv();
       HVD_RETURN_IF_ERROR(send_ready(cur.unit + 1));
     }
-    Status first;
-    for (auto& s : sends) {
-      const Status st = s->wait(a.deadline);
-      if (!st.ok() && first.ok()) first = st;
-    }
-    return first;
+    return wait_all(sends, a.deadline);
   };
   *done = run();
   return true;
