@@ -144,13 +144,8 @@ int print_and_write(const hvd::sim::Scenario& sc, const std::vector<hvd::report:
   return 0;
 }
 
-int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
-  CLI::App app{"hvdsim: simulate Horovod-style data-parallel training on a modelled cluster"};
-  app.footer(
-      "Bad input (scenario, options) is one line on stderr and exit code 2, before anything is "
-      "simulated. A scenario runs at most 1024 simulations (each model at each np, the np=1 "
-      "baseline included, at each sweep point): raise sweep.max_runs for more, e.g. --set "
-      "sweep.max_runs=5000.");
+// The command line, as parsed.
+struct Args {
   std::string scenario_path, report_path, timeline_dir;
   std::vector<std::string> sets;
   bool with_data = false, quiet = false, best = false;
@@ -160,36 +155,121 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
   int sweep_np = 0, iters = 20, warmup = 5;
   std::string shard;
   std::vector<std::string> merge;
-  app.add_option("scenario", scenario_path, "scenario JSON file (see scenarios/)");
-  app.add_option("--report", report_path, "write the JSON report here (and the CSV beside it)");
-  app.add_option("--timeline-dir", timeline_dir, "write one Chrome-trace timeline per run here");
-  app.add_option("--set", sets, "override a scenario value: path=value (e.g. runtime.fusion_threshold=32MiB)");
-  app.add_flag("--with-data", with_data, "move and reduce real bytes (small runs)");
-  app.add_option("-j,--parallel", parallel, "simulations at once, 1 to 256 (default: the scenario's, 2)")
+};
+
+void add_flags(CLI::App& app, Args& a) {
+  app.footer(
+      "Bad input (scenario, options) is one line on stderr and exit code 2, before anything is "
+      "simulated. A scenario runs at most 1024 simulations (each model at each np, the np=1 "
+      "baseline included, at each sweep point): raise sweep.max_runs for more, e.g. --set "
+      "sweep.max_runs=5000.");
+  app.add_option("scenario", a.scenario_path, "scenario JSON file (see scenarios/)");
+  app.add_option("--report", a.report_path, "write the JSON report here (and the CSV beside it)");
+  app.add_option("--timeline-dir", a.timeline_dir, "write one Chrome-trace timeline per run here");
+  app.add_option("--set", a.sets, "override a scenario value: path=value (e.g. runtime.fusion_threshold=32MiB)");
+  app.add_flag("--with-data", a.with_data, "move and reduce real bytes (small runs)");
+  app.add_option("-j,--parallel", a.parallel, "simulations at once, 1 to 256 (default: the scenario's, 2)")
       ->check(CLI::Range(1, 256));
-  app.add_option("--seeds", seeds,
+  app.add_option("--seeds", a.seeds,
                  "run every point K times, 1 to 1000, with GPU-speed seeds cluster.gpu_speed_seed + 0..K-1, and "
                  "report the mean and [min-max] (default: the scenario's simulation.seeds, 1)")
       ->check(CLI::Range(1, 1000));
-  app.add_flag("-q,--quiet", quiet, "no progress on stderr");
-  app.add_flag("--sweep", best,
+  app.add_flag("-q,--quiet", a.quiet, "no progress on stderr");
+  app.add_flag("--sweep", a.best,
                "after the table, the best setting per model and np over the sweep (autotuned knobs when "
                "runtime.autotune is on)");
-  app.add_option("--collective", collective, "simulate an allreduce size sweep instead (allreduce)")
+  app.add_option("--collective", a.collective, "simulate an allreduce size sweep instead (allreduce)")
       ->check(CLI::IsMember({"allreduce"}));
-  app.add_option("-b,--minbytes", min_b, "sweep: smallest size (default 8)");
-  app.add_option("-e,--maxbytes", max_b, "sweep: largest size (default 64MiB)");
-  app.add_option("-f,--stepfactor", factor, "sweep: size multiplier (default 8)");
-  app.add_option("--np", sweep_np, "sweep: ranks, 1 to 1048576 (default: the largest of sweep.np)")
+  app.add_option("-b,--minbytes", a.min_b, "sweep: smallest size (default 8)");
+  app.add_option("-e,--maxbytes", a.max_b, "sweep: largest size (default 64MiB)");
+  app.add_option("-f,--stepfactor", a.factor, "sweep: size multiplier (default 8)");
+  app.add_option("--np", a.sweep_np, "sweep: ranks, 1 to 1048576 (default: the largest of sweep.np)")
       ->check(CLI::Range(1, 1 << 20));
-  app.add_option("-n,--iters", iters, "sweep: timed calls per size (default 20)")
-      ->check(CLI::Range(1, 100000));
-  app.add_option("-w,--warmup-iters", warmup, "sweep: warm-up calls (default 5)")
-      ->check(CLI::Range(0, 100000));
-  app.add_option("--shard", shard,
+  app.add_option("-n,--iters", a.iters, "sweep: timed calls per size (default 20)")->check(CLI::Range(1, 100000));
+  app.add_option("-w,--warmup-iters", a.warmup, "sweep: warm-up calls (default 5)")->check(CLI::Range(0, 100000));
+  app.add_option("--shard", a.shard,
                  "run only shard i of N (0-based, e.g. $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT) and write a "
                  "partial report for --merge to --report");
-  app.add_option("--merge", merge, "merge the partial reports of --shard runs into the full report (--report)");
+  app.add_option("--merge", a.merge, "merge the partial reports of --shard runs into the full report (--report)");
+}
+
+// Flags that do not go together; "" when they do.
+std::string conflicts(const CLI::App& app, const Args& a) {
+  if (a.sweep_np != 0 && a.collective.empty())
+    return "--np: applies to --collective only (runs take sweep.np: --set 'sweep.np=[" + std::to_string(a.sweep_np) + "]')";
+  if (!a.report_path.empty())
+    if (const std::string why = report_problem(a.report_path); !why.empty()) return "--report: " + why;
+  if (!a.merge.empty() && (!a.scenario_path.empty() || app.count("--shard") || app.count("--seeds")))
+    return "--merge takes partial reports only (no scenario, no --shard, no --seeds)";
+  if (a.merge.empty() && a.scenario_path.empty())
+    return "scenario: a scenario file is required (or --merge PART.json ...; see hvdsim --help)";
+  if (app.count("--shard") && a.report_path.empty()) return "--shard: needs --report (the partial report to merge)";
+  if (app.count("--shard") && !a.collective.empty()) return "--shard: not with --collective";
+  if (app.count("--seeds") && !a.collective.empty())
+    return "--seeds: not with --collective (a collective sweep has no GPU speeds to draw)";
+  return "";
+}
+
+// What the scenario needs on disk before anything is simulated: its platform files (SimGrid
+// aborts on hosts it cannot route, so they are checked first, for the most ranks any run
+// puts on them) and the timeline folder. Returns the exit code, or 0 to go on.
+int check_files(const hvd::sim::Scenario& sc, const Args& a) {
+  std::map<std::string, int> platforms;
+  for (const auto& pt : sc.points)
+    if (!pt.cluster.platform_file.empty())
+      for (int n : pt.np)
+        platforms[pt.cluster.platform_file] = std::max({platforms[pt.cluster.platform_file], n, a.sweep_np});
+  for (const auto& [file, np] : platforms)
+    if (hvd::Status s = hvd::sim::check_platform_file(file, np); !s.ok()) {
+      std::cerr << "hvdsim: " << sc.source << ": " << s.message() << "\n";
+      return s.code() == hvd::StatusCode::kInvalidArgument ? 2 : 1;
+    }
+  if (!a.timeline_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.timeline_dir, ec);
+    if (ec) {
+      std::cerr << "hvdsim: --timeline-dir: cannot create '" << a.timeline_dir << "': " << ec.message() << "\n";
+      return 2;
+    }
+  }
+  return 0;
+}
+
+// The training runs of the scenario (all of them, or this MPI rank's / --shard's share).
+int run_training(const hvd::sim::Scenario& sc, const Args& a, hvd::sim::Spread& spread) {
+  hvd::sim::RunOptions opts;
+  opts.timeline_dir = a.timeline_dir;
+  opts.with_data = a.with_data;
+  opts.parallel = a.parallel;
+  if (!a.quiet) opts.progress = [](const std::string& line) { std::cerr << "hvdsim: " << line << std::endl; };
+  // Simulations run in forked children, which inherit this process's CPU binding: mpirun
+  // binds each rank to one core by default (Open MPI, up to 2 ranks), and its simulations
+  // then share that core (a 3-model roce25 sweep under `mpirun -np 1`: 16 s instead of 7).
+  const int at_once = a.parallel > 0 ? a.parallel : (sc.points.empty() ? 1 : sc.points[0].parallel);
+  if (const int cpus = cpus_allowed(); !a.quiet && spread.is_root() && cpus > 0 && cpus < at_once)
+    std::cerr << "hvdsim: note: this process may run on " << cpus << " CPU" << (cpus == 1 ? "" : "s")
+              << " (its affinity) but runs up to " << at_once << " simulations at once, which share "
+              << (cpus == 1 ? "it" : "them") << "; under mpirun add --bind-to none or give each rank "
+              << at_once << " cores (--map-by slot:PE=" << at_once << ")\n";
+  std::vector<hvd::report::RunRecord> records;
+  hvd::Status s = spread.run(sc, opts, &records);
+  if (!s.ok()) {
+    std::cerr << "hvdsim: " << s.message() << "\n";
+    return s.code() == hvd::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  if (spread.sharded()) {
+    s = spread.write_shard(a.report_path, a.scenario_path, a.sets, a.with_data);
+    if (!s.ok()) std::cerr << "hvdsim: " << s.message() << "\n";
+    return s.ok() ? 0 : 1;
+  }
+  if (!spread.is_root()) return 0;
+  return print_and_write(sc, records, a.best, a.report_path, a.scenario_path);
+}
+
+int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
+  CLI::App app{"hvdsim: simulate Horovod-style data-parallel training on a modelled cluster"};
+  Args a;
+  add_flags(app, a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -197,103 +277,34 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
     std::cerr << "hvdsim: " << e.what() << " (see hvdsim --help)\n";
     return 2;
   }
-  if (sweep_np != 0 && collective.empty()) {
-    std::cerr << "hvdsim: --np: applies to --collective only (runs take sweep.np: --set 'sweep.np=["
-              << sweep_np << "]')\n";
+  if (const std::string why = conflicts(app, a); !why.empty()) {
+    std::cerr << "hvdsim: " << why << "\n";
     return 2;
   }
-  if (!report_path.empty())
-    if (const std::string why = report_problem(report_path); !why.empty()) {
-      std::cerr << "hvdsim: --report: " << why << "\n";
-      return 2;
-    }
-  if (!merge.empty()) {
-    if (!scenario_path.empty() || app.count("--shard") || app.count("--seeds")) {
-      std::cerr << "hvdsim: --merge takes partial reports only (no scenario, no --shard, no --seeds)\n";
-      return 2;
-    }
+  if (!a.merge.empty()) {
     hvd::sim::MergedSweep m;
-    hvd::Status s = hvd::sim::merge_shards(merge, &m);
-    if (!s.ok()) {
+    if (hvd::Status s = hvd::sim::merge_shards(a.merge, &m); !s.ok()) {
       std::cerr << "hvdsim: " << s.message() << "\n";
       return 2;
     }
-    return print_and_write(m.scenario, m.records, best, report_path, m.source);
+    return print_and_write(m.scenario, m.records, a.best, a.report_path, m.source);
   }
-  if (scenario_path.empty()) {
-    std::cerr << "hvdsim: scenario: a scenario file is required (or --merge PART.json ...; see hvdsim --help)\n";
-    return 2;
-  }
-  if (app.count("--shard")) {
-    hvd::Status s = spread.set_shard(shard);
-    if (s.ok() && report_path.empty()) s = hvd::Status::InvalidArgument("--shard: needs --report (the partial report to merge)");
-    if (s.ok() && !collective.empty()) s = hvd::Status::InvalidArgument("--shard: not with --collective");
-    if (!s.ok()) {
+  if (app.count("--shard"))
+    if (hvd::Status s = spread.set_shard(a.shard); !s.ok()) {
       std::cerr << "hvdsim: " << s.message() << "\n";
       return 2;
     }
-  }
-  if (app.count("--seeds") && !collective.empty()) {
-    std::cerr << "hvdsim: --seeds: not with --collective (a collective sweep has no GPU speeds to draw)\n";
-    return 2;
-  }
   // --seeds K is simulation.seeds=K, last: it wins over the scenario and --set (and the
   // sweep's size limit counts the K runs of each point).
-  if (app.count("--seeds")) sets.push_back("simulation.seeds=" + std::to_string(seeds));
+  if (app.count("--seeds")) a.sets.push_back("simulation.seeds=" + std::to_string(a.seeds));
   hvd::sim::Scenario sc;
-  hvd::Status s = hvd::sim::load_scenario(scenario_path, sets, &sc);
-  if (!s.ok()) {
+  if (hvd::Status s = hvd::sim::load_scenario(a.scenario_path, a.sets, &sc); !s.ok()) {
     std::cerr << "hvdsim: " << s.message() << "\n";
     return 2;
   }
-  // A platform file: SimGrid aborts on hosts it cannot route, so they are checked first,
-  // for the most ranks any run puts on it.
-  std::map<std::string, int> platforms;
-  for (const auto& pt : sc.points)
-    if (!pt.cluster.platform_file.empty())
-      for (int n : pt.np)
-        platforms[pt.cluster.platform_file] = std::max({platforms[pt.cluster.platform_file], n, sweep_np});
-  for (const auto& [file, np] : platforms)
-    if (s = hvd::sim::check_platform_file(file, np); !s.ok()) {
-      std::cerr << "hvdsim: " << sc.source << ": " << s.message() << "\n";
-      return s.code() == hvd::StatusCode::kInvalidArgument ? 2 : 1;
-    }
-  if (!timeline_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(timeline_dir, ec);
-    if (ec) {
-      std::cerr << "hvdsim: --timeline-dir: cannot create '" << timeline_dir << "': " << ec.message() << "\n";
-      return 2;
-    }
-  }
-  if (!collective.empty()) return run_sweep(sc, sweep_np, min_b, max_b, factor, warmup, iters);
-  hvd::sim::RunOptions opts;
-  opts.timeline_dir = timeline_dir;
-  opts.with_data = with_data;
-  opts.parallel = parallel;
-  if (!quiet) opts.progress = [](const std::string& line) { std::cerr << "hvdsim: " << line << std::endl; };
-  // Simulations run in forked children, which inherit this process's CPU binding: mpirun
-  // binds each rank to one core by default (Open MPI, up to 2 ranks), and its simulations
-  // then share that core (a 3-model roce25 sweep under `mpirun -np 1`: 16 s instead of 7).
-  const int at_once = parallel > 0 ? parallel : (sc.points.empty() ? 1 : sc.points[0].parallel);
-  if (const int cpus = cpus_allowed(); !quiet && spread.is_root() && cpus > 0 && cpus < at_once)
-    std::cerr << "hvdsim: note: this process may run on " << cpus << " CPU" << (cpus == 1 ? "" : "s")
-              << " (its affinity) but runs up to " << at_once << " simulations at once, which share "
-              << (cpus == 1 ? "it" : "them") << "; under mpirun add --bind-to none or give each rank "
-              << at_once << " cores (--map-by slot:PE=" << at_once << ")\n";
-  std::vector<hvd::report::RunRecord> records;
-  s = spread.run(sc, opts, &records);  // all of it, or this MPI rank's / --shard's share
-  if (!s.ok()) {
-    std::cerr << "hvdsim: " << s.message() << "\n";
-    return s.code() == hvd::StatusCode::kInvalidArgument ? 2 : 1;
-  }
-  if (spread.sharded()) {
-    s = spread.write_shard(report_path, scenario_path, sets, with_data);
-    if (!s.ok()) std::cerr << "hvdsim: " << s.message() << "\n";
-    return s.ok() ? 0 : 1;
-  }
-  if (!spread.is_root()) return 0;
-  return print_and_write(sc, records, best, report_path, scenario_path);
+  if (const int rc = check_files(sc, a)) return rc;
+  if (!a.collective.empty()) return run_sweep(sc, a.sweep_np, a.min_b, a.max_b, a.factor, a.warmup, a.iters);
+  return run_training(sc, a, spread);
 }
 
 }  // namespace
