@@ -253,7 +253,7 @@ void read_intra(const json& j, const std::string& path, const std::string& gpu, 
 void read_network(const json& j, const std::string& path, NetworkSpec* o) {
   only_keys(j, path, {"topology", "bandwidth", "latency", "nic", "protocol", "efficiency",
                       "message_overhead", "connection_rate", "servers_per_switch", "oversubscription",
-                      "torus_dims", "dragonfly"});
+                      "torus_dims", "dragonfly", "sharp"});
   o->topology = get_string(j, path, "topology", o->topology, {"star", "fat_tree", "torus", "dragonfly"});
   o->bandwidth = get_bandwidth(j, path, "bandwidth", o->bandwidth);
   o->latency = get_seconds(j, path, "latency", o->latency);
@@ -266,6 +266,7 @@ void read_network(const json& j, const std::string& path, NetworkSpec* o) {
   o->oversubscription = get_number(j, path, "oversubscription", o->oversubscription, 1.0, 1024.0);
   o->torus_dims = get_string(j, path, "torus_dims", o->torus_dims);
   o->dragonfly = get_string(j, path, "dragonfly", o->dragonfly);
+  o->sharp = get_bool(j, path, "sharp", o->sharp);
 }
 
 void read_device(const json& j, const std::string& path, DeviceCostSpec* o) {
@@ -320,12 +321,13 @@ void read_what_ifs(const json& j, ClusterSpec* c) {
 void read_cluster(const json& j, ScenarioPoint* o) {
   const std::string path = "cluster";
   only_keys(j, path,
-            {"nodes", "gpus_per_node", "gpu", "gpu_speed_cv", "gpu_speed_seed", "intra_node", "network",
+            {"nodes", "gpus_per_node", "gpu", "host_cpu", "gpu_speed_cv", "gpu_speed_seed", "intra_node", "network",
              "device", "platform_file", "stragglers", "degraded_links"});
   ClusterSpec& c = o->cluster;
   c.nodes = get_int(j, path, "nodes", c.nodes, 1, 1 << 16);
   c.gpus_per_node = get_int(j, path, "gpus_per_node", c.gpus_per_node, 1, 64);
   c.gpu = get_string(j, path, "gpu", c.gpu);
+  c.host_cpu = get_string(j, path, "host_cpu", c.host_cpu, {"intel", "amd"});
   c.gpu_speed_cv = get_number(j, path, "gpu_speed_cv", c.gpu_speed_cv, 0.0, 0.25);
   c.gpu_speed_seed = get_int(j, path, "gpu_speed_seed", static_cast<int>(c.gpu_speed_seed), 0, kMaxSeed);
   auto g = workloads::find_gpu(c.gpu);

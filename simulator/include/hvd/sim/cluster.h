@@ -33,6 +33,8 @@ struct NetworkSpec {
   int servers_per_switch = 16;      ///< fat_tree: servers under one leaf switch
   double oversubscription = 1;      ///< fat_tree: leaf down-bandwidth / up-bandwidth
   std::string torus_dims;           ///< torus: "8x4x4" (product = nodes)
+  bool sharp = false;               ///< in-network reduction in the switches (InfiniBand
+                                    ///< SHARP: NCCL's CollNet algorithms)
   std::string dragonfly;            ///< dragonfly: "G,g;C,c;R,r;N" (SimGrid's topo_parameters:
                                     ///< groups, chassis per group, routers per chassis, each
                                     ///< with its link count, then servers per router;
@@ -59,6 +61,8 @@ struct ClusterSpec {
   int nodes = 1;                 ///< servers
   int gpus_per_node = 1;         ///< GPUs per server (one rank each)
   std::string gpu = "P100";      ///< GPU catalogue name
+  std::string host_cpu = "intel";  ///< "intel" or "amd" (DGX A100: EPYC): NCCL's network
+                                   ///< overhead and LL caps depend on it
   IntraNodeSpec intra;           ///< inside a server
   NetworkSpec network;           ///< between servers
   std::string platform_file;     ///< a SimGrid platform XML instead of the above ("" = build)

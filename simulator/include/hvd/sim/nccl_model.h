@@ -1,0 +1,83 @@
+// NCCL's data path on a modelled machine: which algorithm and protocol NCCL 2.26 picks for a
+// collective, how many channels it runs, and how long the call takes, as NCCL's own tuner
+// computes it (src/graph/tuning.cc, search.cc, enqueue.cc of NVIDIA/nccl v2.26.6-1) from the
+// machine's links, plus the per-call floor its tuner leaves out (the kernel launch). The
+// links come from the scenario's cluster; NCCL's constants and where each departure from
+// NCCL lies are in docs/nccl_model.md.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "hvd/sim/cluster.h"
+#include "hvd/status.h"
+
+namespace hvd::sim {
+
+/// NCCL's algorithms (NCCL_ALGO) and protocols (NCCL_PROTO).
+enum class NcclAlgo { kRing, kTree, kNvls, kNvlsTree, kCollnet };
+enum class NcclProto { kLL, kLL128, kSimple };
+/// The collectives nccl-tests times.
+enum class NcclColl { kAllreduce, kAllgather, kReducescatter, kBroadcast, kAlltoall };
+
+/// "ring", "tree", "nvls", "nvls_tree", "collnet".
+const char* nccl_algo_name(NcclAlgo a);
+/// "LL", "LL128", "Simple".
+const char* nccl_proto_name(NcclProto p);
+/// "allreduce", ...
+const char* nccl_coll_name(NcclColl c);
+/// Parses a collective name; false if unknown.
+bool parse_nccl_coll(const std::string& name, NcclColl* out);
+
+/// The machine as NCCL's topology search sees it.
+struct NcclMachine {
+  int nodes = 1;             ///< servers taking part
+  int ranks_per_node = 1;    ///< GPUs per server taking part
+  int arch = 80;             ///< compute capability x 10 (70 Volta, 80 Ampere, 90 Hopper)
+  double nvlink = 0;         ///< GB/s per GPU and direction as NCCL counts NVLink (links x
+                             ///< SMxx_NVLINK_BW); 0: GPUs talk over PCIe
+  bool nvswitch = false;     ///< NVLink through NVSwitch (every GPU reaches every other)
+  bool nvls = false;         ///< NVSwitch with in-switch reduction (NVLink SHARP, Hopper)
+  double pcie = 24;          ///< GB/s of the GPU <-> NIC PCIe path (width x rate / 80)
+  double nic = 25;           ///< GB/s of one NIC (line rate x payload efficiency)
+  int nics_per_node = 1;     ///< NICs a node's channels use (rails)
+  bool amd_cpu = false;      ///< AMD hosts (NCCL's network overhead and LL caps differ)
+  bool collnet = false;      ///< in-network reduction on the fabric (InfiniBand SHARP)
+  double launch_s = 6e-6;    ///< per-call floor outside the tuner: kernel launch and the
+                             ///< completion the caller waits for
+  int ranks() const { return nodes * ranks_per_node; }
+};
+
+/// The machine of `np` ranks of `cluster` (np / gpus_per_node servers, packed).
+StatusOr<NcclMachine> nccl_machine(const ClusterSpec& cluster, int np);
+
+/// What NCCL's topology search settles on for one algorithm: channels and GB/s each.
+struct NcclGraph {
+  int channels = 0;    ///< graph.nChannels as the tuner reads it
+  double bw = 0;       ///< GB/s per channel (bwIntra for <= 2 nodes, else bwInter)
+};
+/// The ring/tree graph (same channels) and the NVLS graph of `m`.
+NcclGraph nccl_ring_graph(const NcclMachine& m);
+NcclGraph nccl_nvls_graph(const NcclMachine& m);
+
+/// One call as NCCL would run it.
+struct NcclCall {
+  NcclAlgo algo = NcclAlgo::kRing;
+  NcclProto proto = NcclProto::kSimple;
+  double seconds = 0;   ///< the call, launch included
+  double tuner_us = 0;  ///< NCCL's own estimate (no launch)
+  int channels = 0;     ///< channels the call uses
+  bool ok = false;      ///< false: no enabled algorithm can run it
+};
+
+/// NCCL's choice and time for `coll` of `bytes`, the size nccl-tests reports (the buffer of
+/// allreduce and broadcast; the whole gathered buffer of allgather, reducescatter and
+/// alltoall). `algo` "auto" lets the tuner pick the cheapest (algorithm, protocol) as NCCL
+/// does; "ring", "tree", "nvls", "nvls_tree" or "collnet" forces one, as NCCL_ALGO does
+/// (ok = false where it cannot run).
+NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t bytes, const std::string& algo = "auto");
+
+/// nccl-tests' bus bandwidth factor of `coll` at `ranks`: busbw = algbw x factor.
+double nccl_bus_factor(NcclColl coll, int ranks);
+
+}  // namespace hvd::sim

@@ -1,0 +1,286 @@
+// NCCL 2.26's tuner (src/graph/tuning.cc), its topology search's channel counts
+// (src/graph/search.cc) and its per-call channel choice (src/enqueue.cc), over the links of a
+// modelled machine. Every constant below is NCCL's, quoted with its source line in
+// ../shared/reference/nccl-facts.json; docs/nccl_model.md says where the model departs.
+#include "hvd/sim/nccl_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "hvd/workloads/gpu_catalog.h"
+
+namespace hvd::sim {
+namespace {
+
+constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
+constexpr int kTree = 0, kRing = 1, kCollnet = 2, kNvls = 3, kNvlsTree = 4;  // rows below
+
+// Latencies in us (tuning.cc L118-L142): base per algorithm, and per hop by link class.
+constexpr double kBaseLat[5][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+constexpr double kHwLatNvlink[5][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}, {0, 0, 25}};
+constexpr double kHwLatPci[5][3] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}, {0, 0, 0}};
+constexpr double kHwLatNet[5][3] = {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}, {0, 0, 14}};
+// Bandwidth caps in GB/s (tuning.cc L144-L175): rows Volta, Ampere, Hopper; columns 1, 2,
+// more nodes. llMaxBws' rows are the GPU generation on one node and the CPU vendor across
+// nodes (row 0 Intel, row 1 AMD).
+constexpr double kLLMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
+constexpr double kPerChMaxRingLL128Bw[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}};
+constexpr double kPerChMaxTreeLL128Bw[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}};
+constexpr double kPerChMaxTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+// Tree allreduce bandwidth correction by log2(bytes / 64) (tuning.cc L522-L528).
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0},
+    {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9}};
+// Per-channel search speeds in GB/s (search.cc L17-L53): the first that fits is taken.
+constexpr double kSpeedIntra[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
+constexpr double kSpeedIntraSm90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+constexpr double kSpeedInter[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                  7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr double kSpeedInterSm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                      15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+// NVLink per link as NCCL counts it (topo.h L13-L34), by generation.
+double nvlink_per_link(int arch) { return arch >= 90 ? 20.6 : arch >= 70 ? 20.0 : 18.0; }
+
+int gen_index(int arch) { return arch >= 90 ? 2 : arch >= 80 ? 1 : 0; }
+int node_index(int nodes) { return nodes <= 2 ? nodes - 1 : 2; }
+int log2i(double x) { return x < 1 ? 0 : static_cast<int>(std::floor(std::log2(x))); }
+
+template <size_t N>
+double first_fit(const double (&speeds)[N], double max_bw) {
+  for (double s : speeds)
+    if (s <= max_bw) return s;
+  return speeds[N - 1];
+}
+
+}  // namespace
+
+const char* nccl_algo_name(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::kRing: return "ring";
+    case NcclAlgo::kTree: return "tree";
+    case NcclAlgo::kNvls: return "nvls";
+    case NcclAlgo::kNvlsTree: return "nvls_tree";
+    case NcclAlgo::kCollnet: return "collnet";
+  }
+  return "?";
+}
+const char* nccl_proto_name(NcclProto p) { return p == NcclProto::kLL ? "LL" : p == NcclProto::kLL128 ? "LL128" : "Simple"; }
+const char* nccl_coll_name(NcclColl c) {
+  static const char* names[] = {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"};
+  return names[static_cast<int>(c)];
+}
+bool parse_nccl_coll(const std::string& name, NcclColl* out) {
+  for (int i = 0; i < 5; ++i)
+    if (name == nccl_coll_name(static_cast<NcclColl>(i))) return *out = static_cast<NcclColl>(i), true;
+  return false;
+}
+
+StatusOr<NcclMachine> nccl_machine(const ClusterSpec& c, int np) {
+  auto gpu = workloads::find_gpu(c.gpu);
+  if (!gpu.ok()) return Status::InvalidArgument("cluster.gpu: " + gpu.error());
+  const workloads::GpuSpec& g = gpu.value();
+  NcclMachine m;
+  m.ranks_per_node = std::min(np, c.gpus_per_node);
+  m.nodes = (np + c.gpus_per_node - 1) / c.gpus_per_node;
+  if (m.nodes > c.nodes) return Status::InvalidArgument("--np " + std::to_string(np) + ": the cluster has " + std::to_string(c.gpus()) + " GPUs");
+  const std::string& n = g.name;
+  m.arch = n.rfind("H1", 0) == 0 || n.rfind("H2", 0) == 0 ? 90 : n.rfind("A1", 0) == 0 ? 80 : n.rfind("V1", 0) == 0 ? 70 : 60;
+  if (c.intra.type == "nvlink" && g.nvlink_gbps > 0) {
+    // The catalogue's per-direction total is 25 GB/s per link (NVLink 2-4 signalling).
+    const double links = std::round(g.nvlink_gbps / 25.0);
+    m.nvlink = links * nvlink_per_link(m.arch);
+    m.nvswitch = m.arch >= 80;  // DGX A100/H100 boards; V100 (DGX-1) is a hybrid cube mesh
+    m.nvls = m.arch >= 90;
+  }
+  // GPU <-> NIC over PCIe x16: NCCL's width x rate / 80 (Gen3 12, Gen4 24, Gen5 48 GB/s).
+  m.pcie = g.pcie_gbps >= 60 ? 48 : g.pcie_gbps >= 30 ? 24 : 12;
+  m.nic = c.network.bandwidth * c.network.effective_efficiency() / 1e9;
+  m.nics_per_node = c.network.nic == "per_gpu" ? c.gpus_per_node : 1;
+  m.collnet = c.network.sharp;
+  m.amd_cpu = c.host_cpu == "amd";
+  return m;
+}
+
+NcclGraph nccl_ring_graph(const NcclMachine& m) {
+  NcclGraph g;
+  if (m.nodes == 1) {
+    // One node: the GPU-to-GPU path. Search at the first speed that fits the per-GPU link
+    // total, as many channels as fit in it; then DupChannels halves the speed and doubles
+    // the channels (unless the speed is below 25, or an SM90 graph of > 4 channels below 50).
+    const double total = m.nvlink > 0 ? m.nvlink : m.pcie;
+    const double max_bw = m.nvlink > 0 && !m.nvswitch ? nvlink_per_link(m.arch) : total;  // cube mesh: one link per peer
+    const double speed = m.arch >= 90 ? first_fit(kSpeedIntraSm90, max_bw) : first_fit(kSpeedIntra, max_bw);
+    g.channels = std::max(1, std::min(32, static_cast<int>(total / speed + 1e-9)));
+    g.bw = speed;
+  } else {
+    // Across nodes every channel leaves through one NIC, at the slower of its PCIe path
+    // and the NIC: one channel per NIC.
+    const double max_bw = std::min(m.pcie, m.nic);
+    g.bw = m.arch >= 90 ? first_fit(kSpeedInterSm90, max_bw) : first_fit(kSpeedInter, max_bw);
+    if (g.bw > max_bw) g.bw = max_bw;  // slower than every listed speed (a socket NIC)
+    g.channels = m.nics_per_node;
+  }
+  const bool dup = g.bw >= 25 && !(m.arch > 80 && g.bw < 50 && g.channels > 4);
+  if (dup) {
+    g.channels = std::min(32, 2 * g.channels);
+    g.bw /= 2;
+  }
+  return g;
+}
+
+NcclGraph nccl_nvls_graph(const NcclMachine& m) {
+  // 16 channels, each one NVLink's worth into the switch; across nodes they share the
+  // node's NICs (derived from search.cc, unverified: docs/nccl_model.md).
+  NcclGraph g;
+  if (!m.nvls) return g;
+  g.channels = 16;
+  g.bw = nvlink_per_link(m.arch);
+  return g;
+}
+
+double nccl_bus_factor(NcclColl coll, int n) {
+  if (n <= 1) return 1;
+  switch (coll) {
+    case NcclColl::kAllreduce: return 2.0 * (n - 1) / n;
+    case NcclColl::kBroadcast: return 1;
+    default: return static_cast<double>(n - 1) / n;
+  }
+}
+
+namespace {
+
+// The tuner's estimate in us for one (algorithm, protocol), or < 0 where it cannot run.
+double tuner_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p) {
+  const int n = m.ranks(), nodes = m.nodes, ppn = m.ranks_per_node;
+  if (n == 1) return a == kRing ? 0 : -1;
+  const bool ar = coll == NcclColl::kAllreduce, bcast = coll == NcclColl::kBroadcast;
+  // Which algorithms serve which collective (tuning.cc L238-L248, L405-L443).
+  if (bcast && a != kRing) return -1;
+  if (!ar && !bcast && a != kRing && a != kNvls && a != kCollnet) return -1;
+  if ((a == kNvls || a == kNvlsTree || a == kCollnet) && p != kSimple) return -1;
+  if (a == kNvls && (!m.nvls || (nodes > 1 && !m.collnet))) return -1;
+  if (a == kNvlsTree && (!m.nvls || nodes == 1)) return -1;
+  if (a == kCollnet && (!m.collnet || !m.nvswitch || nodes == 1)) return -1;
+  if (p == kLL128 && m.arch < 70) return -1;
+  const NcclGraph ring = nccl_ring_graph(m);
+  const NcclGraph nv = nccl_nvls_graph(m);
+  const int gi = gen_index(m.arch), ni = node_index(nodes);
+  const double ll_max = kLLMaxBw[nodes == 1 ? gi : (m.amd_cpu ? 1 : 0)][ni];
+  // Bandwidth: channels x per-channel speed, then the protocol's caps.
+  double bw_ch = ring.bw;
+  int nch = ring.channels;
+  if (a == kNvls || a == kNvlsTree) {
+    nch = nv.channels;
+    const double inter = nodes > 1 ? std::min(m.pcie, m.nic) * m.nics_per_node / nv.channels : nv.bw;
+    bw_ch = a == kNvls ? std::min(nv.bw, inter) : std::min(nv.bw, nodes <= 2 ? inter : inter / 2);
+  }
+  double bus = nch * bw_ch;
+  if (a == kRing && p == kLL) bus = std::min(ll_max, bus * 0.5);
+  if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, nch * kPerChMaxRingLL128Bw[gi][ni]);
+  if (a == kTree && ar) bus = std::min(bus * 0.92, nch * kPerChMaxTreeBw[gi][ni]);
+  if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max);
+  if (a == kTree && p == kLL128) bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * kPerChMaxTreeLL128Bw[gi][ni]);
+  if (a == kCollnet) {
+    double factor = static_cast<double>(ppn) / nch;
+    factor -= (factor - 1) / 2;
+    bus /= factor;
+    if (m.arch >= 90) bus *= 0.85;
+  }
+  const int nsteps = ar ? 2 * (n - 1) : bcast ? n : n - 1;
+  const double alg = bus * (a == kRing ? static_cast<double>(n) / nsteps : (a == kNvls || a == kNvlsTree) ? 5.0 / 6.0 : 0.5);
+  // Latency.
+  const auto& intra_hw = m.nvlink > 0 ? kHwLatNvlink : kHwLatPci;
+  const double intra = intra_hw[a][p];
+  const double inter = (ppn == 1 ? kHwLatNet[kTree][p] : kHwLatNet[a][p]);
+  const double overhead = nodes > 1 ? (m.amd_cpu ? 2.0 : 1.0) * (p == kSimple ? 3 : 1) : 0;
+  double lat = kBaseLat[a][p];
+  if (a == kRing && bcast) {
+    lat += (nodes > 1 ? kHwLatNet : intra_hw)[kRing][p];  // one ring order for every channel
+  } else if (a == kRing) {
+    const int inter_steps = nodes == 1 ? 0 : ar ? 2 * (nodes - 1) : nodes - 1;
+    lat += (nsteps - inter_steps) * std::max(intra, overhead) + inter_steps * inter;
+  } else if (a == kTree) {
+    lat += 2 * ((ppn - 1) * intra + log2i(nodes) * inter);
+  } else if (a == kCollnet) {
+    lat += 2 * (std::min(1, ppn - 1) * intra + (ppn - 1) * 0.4) + inter;
+  } else if (a == kNvls) {
+    lat = intra + (nodes > 1 ? inter : 0);
+  } else {
+    lat += intra + 2 * log2i(nodes) * inter;
+  }
+  // Time (tuning.cc L530-L547).
+  if (a == kTree && ar) {
+    const int i = log2i(bytes / 64);
+    if (bytes >= 64 && i < 23) bus *= kTreeCorrection[p][i];
+  }
+  const double alg_bw = a == kTree && ar ? bus * 0.5 : alg;
+  if (alg_bw <= 0) return -1;
+  if (a == kRing && p == kSimple && ar && nodes > 1 && bytes / (2.0 * nch * n) >= 64) lat *= m.arch >= 80 ? 1.4 : 1.9;
+  return lat + bytes / (1000.0 * alg_bw);
+}
+
+// Channels a call of `bytes` runs on (enqueue.cc L1751-L1792): the communicator's (twice
+// the graph's), fewer while each thread would get less than its threshold.
+int call_channels(const NcclMachine& m, int graph_channels, double bytes, int p) {
+  const int threads = p == kLL128 ? 640 : 512;
+  const double threshold = p == kLL ? 8.0 * m.ranks() : p == kLL128 ? 8 : 64;
+  int nc = std::min(64, 2 * graph_channels);
+  while (nc > 1 && bytes < nc * threads * threshold) --nc;
+  return nc;
+}
+
+// An alltoall is grouped send/recv, not a tuned collective: each rank sends (n-1)/n of its
+// buffer, its own node's share over NVLink and the rest through its share of the NICs, all
+// peers at once. Latency: one network hop (or NVLink hop) of the Simple protocol.
+double alltoall_us(const NcclMachine& m, double bytes) {
+  const int n = m.ranks(), ppn = m.ranks_per_node;
+  if (n == 1) return 0;
+  const double per_peer = bytes / n;
+  const double intra_bw = m.nvlink > 0 ? m.nvlink : m.pcie;
+  const double nic_bw = std::min(m.pcie, m.nic) * m.nics_per_node / ppn;
+  const double t_intra = per_peer * (ppn - 1) / (1000.0 * intra_bw);
+  const double t_inter = per_peer * (n - ppn) / (1000.0 * nic_bw);
+  const double lat = kBaseLat[kRing][kSimple] + (m.nodes > 1 ? kHwLatNet[kRing][kSimple] : kHwLatNvlink[kRing][kSimple]);
+  return lat + std::max(t_intra, t_inter);
+}
+
+}  // namespace
+
+NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::string& algo) {
+  NcclCall best;
+  const double bytes = static_cast<double>(size);
+  if (coll == NcclColl::kAlltoall) {
+    best.tuner_us = alltoall_us(m, bytes);
+    best.seconds = m.launch_s + best.tuner_us * 1e-6;
+    best.channels = nccl_ring_graph(m).channels * 2;
+    best.ok = algo == "auto" || algo == "ring";
+    return best;
+  }
+  double t_best = std::numeric_limits<double>::infinity();
+  const int algos[] = {kTree, kRing, kCollnet, kNvls, kNvlsTree};
+  for (int a : algos) {
+    const NcclAlgo name = a == kTree      ? NcclAlgo::kTree
+                          : a == kRing    ? NcclAlgo::kRing
+                          : a == kCollnet ? NcclAlgo::kCollnet
+                          : a == kNvls    ? NcclAlgo::kNvls
+                                          : NcclAlgo::kNvlsTree;
+    if (algo != "auto" && algo != nccl_algo_name(name)) continue;
+    for (int p = kLL; p <= kSimple; ++p) {
+      const double t = tuner_time(m, coll, bytes, a, p);
+      if (t < 0 || t >= t_best) continue;
+      t_best = t;
+      best.algo = name;
+      best.proto = static_cast<NcclProto>(p);
+      best.tuner_us = t;
+      const NcclGraph g = a == kNvls || a == kNvlsTree ? nccl_nvls_graph(m) : nccl_ring_graph(m);
+      best.channels = a == kNvls || a == kNvlsTree ? g.channels : call_channels(m, g.channels, bytes, p);
+      best.ok = true;
+    }
+  }
+  best.seconds = best.ok ? m.launch_s + best.tuner_us * 1e-6 : 0;
+  return best;
+}
+
+}  // namespace hvd::sim
