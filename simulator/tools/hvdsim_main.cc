@@ -31,6 +31,8 @@
 #include "hvd/sim/scenario.h"
 #include "hvd/sim/world.h"
 
+#include "collective_mode.h"
+
 namespace {
 
 // CPUs this process may run on (its affinity mask; 0 when unknown).
@@ -38,41 +40,6 @@ int cpus_allowed() {
   cpu_set_t set;
   CPU_ZERO(&set);
   return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
-}
-
-// --collective allreduce: the simulated counterpart of `hvdbench --collective allreduce`.
-int run_sweep(const hvd::sim::Scenario& sc, int np, const std::string& b, const std::string& e,
-              int64_t f, int warmup, int iters) {
-  auto lo = hvd::parse_bytes(b), hi = hvd::parse_bytes(e);
-  if (!lo || !hi || *lo < 4 || *lo > *hi || f < 2) {
-    std::cerr << "hvdsim: --collective: need 4 <= -b <= -e (sizes like 8, 4K, 64MiB) and -f >= 2\n";
-    return 2;
-  }
-  hvd::sim::ScenarioPoint pt = sc.points.front();
-  if (np <= 0) np = pt.np.back();
-  // As hvdbench's collective mode: event-driven cycle unless the scenario sets one.
-  if (!pt.knobs.count("cycle_time_ms") && !pt.knobs.count("HVD_CYCLE_TIME") &&
-      !pt.knobs.count("HOROVOD_CYCLE_TIME"))
-    pt.config.cycle_time_ms = 0;
-  std::vector<int64_t> sizes;
-  for (int64_t s = *lo; s <= *hi; s *= f) sizes.push_back(s);
-  std::vector<hvd::sim::CollectivePoint> pts;
-  hvd::Status s = hvd::sim::simulate_allreduce_sweep(pt, np, sizes, warmup, iters, &pts);
-  if (!s.ok()) {
-    std::cerr << "hvdsim: " << s.message() << "\n";
-    return s.code() == hvd::StatusCode::kInvalidArgument ? 2 : 1;
-  }
-  std::printf(
-      "# hvdsim --collective allreduce: %s, %d ranks, float32 sum, %d iterations after %d\n",
-      sc.source.c_str(), np, iters, warmup);
-  std::printf("# %11s %12s %9s %7s %7s\n", "size (B)", "count", "time (us)", "algbw", "busbw");
-  for (const auto& p : pts) {
-    const double algbw = p.seconds > 0 ? p.bytes / p.seconds / 1e9 : 0;
-    std::printf("  %11lld %12lld %9.1f %7.3f %7.3f\n", static_cast<long long>(p.bytes),
-                static_cast<long long>(p.bytes / 4), p.seconds * 1e6, algbw,
-                algbw * 2.0 * (np - 1) / np);
-  }
-  return 0;
 }
 
 // What-if rows next to their baseline (same model and np, the label without the what-if).
@@ -153,6 +120,7 @@ struct Args {
   std::string collective, min_b = "8", max_b = "64MiB";
   int64_t factor = 8;
   int sweep_np = 0, iters = 20, warmup = 5;
+  bool raw_only = false;
   std::string shard;
   std::vector<std::string> merge;
 };
@@ -178,8 +146,11 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_flag("--sweep", a.best,
                "after the table, the best setting per model and np over the sweep (autotuned knobs when "
                "runtime.autotune is on)");
-  app.add_option("--collective", a.collective, "simulate an allreduce size sweep instead (allreduce)")
-      ->check(CLI::IsMember({"allreduce"}));
+  app.add_option("--collective", a.collective,
+                 "a size sweep of one collective instead, in nccl-tests' columns: raw (NCCL as the backend runs it) "
+                 "beside hvd (the runtime API)")
+      ->check(CLI::IsMember({"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"}));
+  app.add_flag("--raw-only", a.raw_only, "sweep: the raw column alone (no runtime simulation)");
   app.add_option("-b,--minbytes", a.min_b, "sweep: smallest size (default 8)");
   app.add_option("-e,--maxbytes", a.max_b, "sweep: largest size (default 64MiB)");
   app.add_option("-f,--stepfactor", a.factor, "sweep: size multiplier (default 8)");
@@ -193,10 +164,19 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--merge", a.merge, "merge the partial reports of --shard runs into the full report (--report)");
 }
 
-// Flags that do not go together; "" when they do.
+// Flags that do not go together; "" when they do. A flag a mode does not use is an error,
+// never silently ignored.
 std::string conflicts(const CLI::App& app, const Args& a) {
   if (a.sweep_np != 0 && a.collective.empty())
     return "--np: applies to --collective only (runs take sweep.np: --set 'sweep.np=[" + std::to_string(a.sweep_np) + "]')";
+  if (a.collective.empty())
+    for (const char* f : {"--minbytes", "--maxbytes", "--stepfactor", "--iters", "--warmup-iters", "--raw-only"})
+      if (app.count(f)) return std::string(f) + ": applies to --collective only";
+  if (!a.collective.empty())
+    for (const char* f : {"--with-data", "--timeline-dir", "--parallel", "--sweep", "--merge"})
+      if (app.count(f)) return std::string(f) + ": not with --collective (it applies to training runs)";
+  if (a.raw_only && (app.count("--iters") || app.count("--warmup-iters")))
+    return "--raw-only: no runtime calls to time (drop --iters / --warmup-iters)";
   if (!a.report_path.empty())
     if (const std::string why = report_problem(a.report_path); !why.empty()) return "--report: " + why;
   if (!a.merge.empty() && (!a.scenario_path.empty() || app.count("--shard") || app.count("--seeds")))
@@ -303,7 +283,19 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
     return 2;
   }
   if (const int rc = check_files(sc, a)) return rc;
-  if (!a.collective.empty()) return run_sweep(sc, a.sweep_np, a.min_b, a.max_b, a.factor, a.warmup, a.iters);
+  if (!a.collective.empty()) {
+    hvd::sim::CollectiveArgs c;
+    c.collective = a.collective;
+    c.min_b = a.min_b;
+    c.max_b = a.max_b;
+    c.factor = a.factor;
+    c.np = a.sweep_np;
+    c.iters = a.iters;
+    c.warmup = a.warmup;
+    c.raw_only = a.raw_only;
+    c.report_path = a.report_path;
+    return hvd::sim::run_collective(sc, c);
+  }
   return run_training(sc, a, spread);
 }
 

@@ -464,6 +464,20 @@ void read_runtime(const json& j, ScenarioPoint* o) {
     else if (v.is_boolean()) text = v.get<bool>() ? "true" : "false";
     else if (v.is_number()) text = v.dump();
     else fail(p, v, "a knob value (string, number or boolean)");
+    if (k == "nccl_algo") {  // NCCL's own variable (NCCL_ALGO), not an hvd knob
+      static const std::vector<std::string> algos = {"auto", "ring", "tree", "nvls", "nvls_tree", "collnet"};
+      if (!v.is_string() || std::find(algos.begin(), algos.end(), text) == algos.end())
+        fail(p, v, "one of auto, ring, tree, nvls, nvls_tree, collnet (NCCL_ALGO)");
+      o->nccl_algo = text;
+      o->knobs[k] = text;
+      continue;
+    }
+    if (k == "gpu_operations") {  // Horovod's HOROVOD_GPU_OPERATIONS: which library runs GPU collectives
+      if (text != "nccl" && text != "hvd") fail(p, v, "\"nccl\" (NCCL's collectives, as NCCL times them) or \"hvd\" (the runtime's own)");
+      o->nccl = text == "nccl";
+      o->knobs[k] = text;
+      continue;
+    }
     Status s = o->config.set(k, text);
     if (!s.ok()) {
       std::string known;
@@ -564,7 +578,16 @@ void read_np(const json& doc, ScenarioPoint* o) {
     return;
   }
   const json& np = doc["sweep"]["np"];
-  if (!np.is_array() || np.empty()) fail("sweep.np", np, "a non-empty array of rank counts");
+  if (np.is_string() && np.get<std::string>() == "nodes") {
+    // One GPU, one node, then whole nodes by powers of two up to cluster.nodes: the sweep
+    // follows the pod size.
+    o->np = {1};
+    for (int k = 1; k < o->cluster.nodes; k *= 2)
+      if (k * o->cluster.gpus_per_node > 1) o->np.push_back(k * o->cluster.gpus_per_node);
+    if (gpus > 1) o->np.push_back(gpus);
+    return;
+  }
+  if (!np.is_array() || np.empty()) fail("sweep.np", np, "a non-empty array of rank counts, or \"nodes\"");
   std::set<int> seen;
   for (size_t i = 0; i < np.size(); ++i) {
     const std::string p = "sweep.np[" + std::to_string(i) + "]";

@@ -13,6 +13,7 @@
 #include "hvd/device.h"
 #include "hvd/platform.h"
 #include "hvd/sim/cluster.h"
+#include "hvd/sim/nccl_model.h"
 #include "hvd/transport.h"
 
 namespace hvd::sim {
@@ -120,6 +121,8 @@ struct Channel {
   }
 };
 
+struct SimNccl;
+
 /// State shared by the transports of every rank of one world: hosts, nodes, mailboxes,
 /// process-set splits and the payload matching.
 class SimFabric {
@@ -193,6 +196,11 @@ class SimFabric {
   /// Where a group's members sit (Transport::layout()), built once per group and shared
   /// by its transports (each rank building its own was O(np^2) at start-up).
   std::shared_ptr<const GroupLayout> group_layout(int group, const std::vector<int>& members);
+  /// NCCL's machine and algorithm when GPU collectives run on NCCL (null: they do not).
+  std::shared_ptr<const SimNccl> nccl;
+  /// Blocks the calling actor until all `members` of `group` called it for the same time
+  /// (the `seq`-th rendezvous of the group); costs no simulated time.
+  void rendezvous(int group, int64_t seq, size_t members);
   /// Collective split of `group` (see Transport::split); returns the new group's members
   /// and sets its id, or null for color < 0.
   Members split(int group, int seq, size_t members, int me, int color, int key, int* new_group);
@@ -216,6 +224,12 @@ class SimFabric {
   std::unordered_map<uint64_t, std::unique_ptr<Channel>> channels_;
   std::unordered_map<uint64_t, Route> routes_;
   std::map<std::pair<int, int>, std::unique_ptr<SplitState>> splits_;
+  struct Rendezvous {
+    size_t arrived = 0, left = 0;
+    sg4::MutexPtr mu = sg4::Mutex::create();
+    sg4::ConditionVariablePtr cv = sg4::ConditionVariable::create();
+  };
+  std::map<std::pair<int, int64_t>, std::unique_ptr<Rendezvous>> rendezvous_;
   std::unordered_map<int, std::shared_ptr<const RingPrefix>> rings_;  // group -> prefix sums
   std::unordered_map<int, std::shared_ptr<const GroupLayout>> layouts_;  // group -> layout
   int next_group_ = 1;
@@ -251,6 +265,17 @@ class TrainLinks {
 /// `links`, with its device work on `dev`: false, having done nothing, where its messages
 /// are too few for trains (then the byte ring times it message by message).
 bool train_ring_allreduce(TrainLinks& links, const RingAllreduce& a, Device& dev, Status* done);
+
+/// The machine NCCL sees and NCCL_ALGO, when GPU collectives run on NCCL (WorldOptions::nccl).
+struct SimNccl {
+  NcclMachine machine;     ///< the whole cluster; a group narrows nodes and ranks per node
+  std::string algo = "auto";
+};
+
+/// NCCL's collectives over one group: every member waits for the others (no simulated
+/// time), then for the call's time as the NCCL model gives it.
+std::unique_ptr<NativeCollectives> make_sim_nccl(std::shared_ptr<SimFabric> fabric, int group,
+                                                 SimFabric::Members members, DeviceClock* clock);
 
 /// The world transport of `rank` over `fabric` (pending device work from `clock`).
 std::unique_ptr<Transport> make_sim_transport(std::shared_ptr<SimFabric> fabric, int rank,

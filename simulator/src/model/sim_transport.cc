@@ -338,6 +338,7 @@ class SimTransport final : public Transport, public BlockingReceive, public Timi
       : f_(std::move(f)), group_(group), members_(std::move(members)), rank_(rank), clock_(clock) {
     // A group's layout never changes: built once per group, shared by its transports.
     share_layout(f_->group_layout(group_, *members_));
+    if (f_->nccl) nccl_ = make_sim_nccl(f_, group_, members_, clock_);
   }
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(members_->size()); }
@@ -393,6 +394,7 @@ class SimTransport final : public Transport, public BlockingReceive, public Timi
                                         into.pieces[0].bytes, 0, nullptr, 0, f_->flow_cap(member(peer), me()));
   }
   BlockingReceive* blocking() override { return this; }
+  NativeCollectives* native() override { return nccl_.get(); }
   TimingCollectives* timing() override { return f_->timing_transfers > 0 ? this : nullptr; }
 
   // BlockingReceive: a receive that is not started yet is posted and waited for by one
@@ -539,6 +541,7 @@ class SimTransport final : public Transport, public BlockingReceive, public Timi
   int split_seq_ = 0;
   std::unordered_map<uint32_t, Channel*> cache_;
   std::shared_ptr<const SimFabric::RingPrefix> ring_;  // prefix sums for ring_hops
+  std::unique_ptr<NativeCollectives> nccl_;            // NCCL's collectives (SimFabric::nccl)
 };
 
 }  // namespace

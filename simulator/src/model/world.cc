@@ -114,6 +114,11 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   }
   fabric->cache_bytes = o.model.cache_bytes;
   fabric->cache_curve = o.model.cache_curve;
+  if (o.nccl) {
+    auto m = nccl_machine(o.cluster, o.np);
+    if (!m.ok()) return m.status();
+    fabric->nccl = std::make_shared<const SimNccl>(SimNccl{*m, o.nccl_algo});
+  }
   DeviceCostSpec host_cost = o.gpu_cost;
   host_cost.host_staged = false;
   for (int r = 0; r < o.np; ++r) {

@@ -8,14 +8,44 @@
 
 namespace hvd::sim {
 
-Status simulate_allreduce_sweep(const ScenarioPoint& pt, int np, const std::vector<int64_t>& sizes,
-                                int warmup, int iters, std::vector<CollectivePoint>* out) {
+int64_t sweep_count(NcclColl coll, int64_t bytes, int np) {
+  const int64_t count = std::max<int64_t>(1, bytes / 4);
+  if (coll == NcclColl::kAllreduce || coll == NcclColl::kBroadcast) return count;
+  return std::max<int64_t>(np, count / np * np);
+}
+
+namespace {
+
+// One call of `coll` over `count` float32 elements (nccl-tests' size) on this rank.
+Status one_call(Runtime& rt, NcclColl coll, const std::string& name, void* in, void* out, int64_t count, int np) {
+  const Tensor all{in, DataType::kFloat32, {count}, DeviceKind::kGPU};
+  switch (coll) {
+    case NcclColl::kAllreduce:
+      return rt.allreduce(name, all, Tensor{out, DataType::kFloat32, {count}, DeviceKind::kGPU}, ReduceOp::kSum);
+    case NcclColl::kBroadcast:
+      return rt.broadcast(name, all, 0);
+    case NcclColl::kAllgather:  // each rank brings its share of the gathered buffer
+      return rt.allgather_async(name, Tensor{in, DataType::kFloat32, {count / np}, DeviceKind::kGPU})->wait();
+    case NcclColl::kReducescatter:
+      return rt.reducescatter_async(name, all, ReduceOp::kSum)->wait();
+    case NcclColl::kAlltoall:
+      return rt.alltoall_async(name, all, {})->wait();
+  }
+  return Status::InvalidArgument("unknown collective");
+}
+
+}  // namespace
+
+Status simulate_collective_sweep(const ScenarioPoint& pt, int np, NcclColl coll, const std::vector<int64_t>& sizes,
+                                 int warmup, int iters, std::vector<CollectivePoint>* out) {
   std::string result;
   HVD_RETURN_IF_ERROR(run_isolated(
       [&](std::string* res) {
         WorldOptions wo;
         wo.cluster = pt.cluster;
         wo.model = pt.simulation;
+        wo.nccl = pt.nccl;
+        wo.nccl_algo = pt.nccl_algo;
         wo.gpu_cost = pt.device;
         wo.np = np;
         wo.config = pt.config;
@@ -24,18 +54,16 @@ Status simulate_allreduce_sweep(const ScenarioPoint& pt, int np, const std::vect
         std::vector<Status> st(static_cast<size_t>(np));
         HVD_RETURN_IF_ERROR(simulate(wo, [&](Runtime& rt, RankSeams& seams) {
           for (size_t i = 0; i < sizes.size() && st[static_cast<size_t>(seams.rank)].ok(); ++i) {
-            const int64_t count = std::max<int64_t>(1, sizes[i] / 4);
+            const int64_t count = sweep_count(coll, sizes[i], np);
             const size_t bytes = static_cast<size_t>(count) * 4;
             void* in = seams.gpu->allocate(bytes);
             void* outp = seams.gpu->allocate(bytes);
-            const Tensor a{in, DataType::kFloat32, {count}, DeviceKind::kGPU};
-            const Tensor b{outp, DataType::kFloat32, {count}, DeviceKind::kGPU};
             const std::string name = "sweep." + std::to_string(bytes);
             Status r;
-            for (int k = 0; k < warmup && r.ok(); ++k) r = rt.allreduce(name, a, b, ReduceOp::kSum);
+            for (int k = 0; k < warmup && r.ok(); ++k) r = one_call(rt, coll, name, in, outp, count, np);
             if (r.ok()) r = rt.barrier();
             const double t0 = seams.platform->now();
-            for (int k = 0; k < iters && r.ok(); ++k) r = rt.allreduce(name, a, b, ReduceOp::kSum);
+            for (int k = 0; k < iters && r.ok(); ++k) r = one_call(rt, coll, name, in, outp, count, np);
             const double t = (seams.platform->now() - t0) / iters;
             worst[i] = std::max(worst[i], t);
             st[static_cast<size_t>(seams.rank)] = r;
@@ -56,11 +84,16 @@ Status simulate_allreduce_sweep(const ScenarioPoint& pt, int np, const std::vect
   out->clear();
   for (int64_t b : sizes) {
     CollectivePoint p;
-    p.bytes = std::max<int64_t>(1, b / 4) * 4;
+    p.bytes = sweep_count(coll, b, np) * 4;
     is >> p.seconds;
     out->push_back(p);
   }
   return Status::OK();
+}
+
+Status simulate_allreduce_sweep(const ScenarioPoint& pt, int np, const std::vector<int64_t>& sizes, int warmup,
+                                int iters, std::vector<CollectivePoint>* out) {
+  return simulate_collective_sweep(pt, np, NcclColl::kAllreduce, sizes, warmup, iters, out);
 }
 
 }  // namespace hvd::sim

@@ -146,6 +146,8 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   WorldOptions wo;
   wo.cluster = pt.cluster;
   wo.model = pt.simulation;
+  wo.nccl = pt.nccl;
+  wo.nccl_algo = pt.nccl_algo;
   wo.gpu_cost = pt.device;
   wo.np = np;
   wo.with_data = opts.with_data || pt.with_data;

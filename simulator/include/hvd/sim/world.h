@@ -32,6 +32,10 @@ struct WorldOptions {
   DeviceCostSpec gpu_cost;           ///< GPU memory operation costs
   int np = 1;                        ///< ranks (GPUs used, filled server by server)
   bool with_data = false;            ///< move and reduce real bytes (small runs only)
+  /// GPU collectives on NCCL (runtime.gpu_operations "nccl"): the transports offer native
+  /// collectives timed by the NCCL model (hvd/sim/nccl_model.h) with this NCCL_ALGO.
+  bool nccl = false;
+  std::string nccl_algo = "auto";
   Config config;                     ///< runtime knobs (simulate() only)
   TimelineWriter* timeline = nullptr;  ///< shared timeline in simulated time (may be null)
   std::ostream* log = nullptr;       ///< runtime log stream (default std::cerr)

@@ -1,0 +1,148 @@
+#include "collective_mode.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "core/units.h"
+#include "hvd/sim/collective_sweep.h"
+#include "hvd/sim/nccl_model.h"
+
+namespace hvd::sim {
+namespace {
+
+struct Row {
+  int64_t bytes = 0, count = 0;
+  NcclCall raw;
+  double hvd_s = -1;  // < 0: not simulated (--raw-only)
+};
+
+double gbps(double bytes, double s) { return s > 0 ? bytes / s / 1e9 : 0; }
+
+std::string algorithm(const NcclCall& c, NcclColl coll) {
+  if (coll == NcclColl::kAlltoall) return "p2p";
+  return std::string(nccl_algo_name(c.algo)) + "/" + nccl_proto_name(c.proto);
+}
+
+void print(const Scenario& sc, const CollectiveArgs& a, NcclColl coll, const NcclMachine& m, const std::vector<Row>& rows,
+           const std::string& algo) {
+  const int np = m.ranks();
+  const bool reduces = coll == NcclColl::kAllreduce || coll == NcclColl::kReducescatter;
+  std::printf("# hvdsim --collective %s: %s, %d ranks (%d nodes x %d), float32%s\n", a.collective.c_str(),
+              sc.source.c_str(), np, m.nodes, m.ranks_per_node, reduces ? " sum" : "");
+  std::printf("# raw: NCCL as its tuner picks and times it (NCCL_ALGO %s, docs/nccl_model.md)", algo.c_str());
+  if (a.raw_only) std::printf("\n");
+  else std::printf("; hvd: the runtime API, %d iterations after %d, slowest rank\n", a.iters, a.warmup);
+  std::printf("# %11s %12s %6s %6s %5s  %10s %8s %8s %-14s %3s", "size (B)", "count", "type", "redop", "root",
+              "time (us)", "algbw", "busbw", "algorithm", "ch");
+  if (!a.raw_only) std::printf("  %10s %8s %8s", "hvd (us)", "algbw", "busbw");
+  std::printf("\n");
+  const double f = nccl_bus_factor(coll, np);
+  for (const Row& r : rows) {
+    const double b = static_cast<double>(r.bytes);
+    std::printf("  %11lld %12lld %6s %6s %5d  %10.1f %8.2f %8.2f %-14s %3d", static_cast<long long>(r.bytes),
+                static_cast<long long>(r.count), "float", reduces ? "sum" : "none",
+                coll == NcclColl::kBroadcast ? 0 : -1, r.raw.seconds * 1e6, gbps(b, r.raw.seconds),
+                gbps(b, r.raw.seconds) * f, algorithm(r.raw, coll).c_str(), r.raw.channels);
+    if (r.hvd_s >= 0) std::printf("  %10.1f %8.2f %8.2f", r.hvd_s * 1e6, gbps(b, r.hvd_s), gbps(b, r.hvd_s) * f);
+    std::printf("\n");
+  }
+}
+
+// {"collective", "np", "rows": [{"bytes", "hvd": {...}, "raw": {...}}]} and the CSV beside it.
+Status write_report(const std::string& path, const Scenario& sc, const CollectiveArgs& a, NcclColl coll,
+                    const NcclMachine& m, const std::vector<Row>& rows, const std::string& algo) {
+  const double f = nccl_bus_factor(coll, m.ranks());
+  nlohmann::json j = {{"collective", a.collective}, {"np", m.ranks()}, {"nodes", m.nodes},
+                      {"scenario", sc.source}, {"nccl_algo", algo}, {"rows", nlohmann::json::array()}};
+  const size_t dot = path.rfind('.'), slash = path.rfind('/');
+  const std::string csv_path = dot == std::string::npos || (slash != std::string::npos && dot < slash)
+                                   ? path + ".csv" : path.substr(0, dot) + ".csv";
+  std::ofstream csv(csv_path);
+  csv << "bytes,count,raw_time_s,raw_algbw_gbps,raw_busbw_gbps,algorithm,protocol,channels,hvd_time_s,hvd_algbw_gbps,hvd_busbw_gbps\n";
+  for (const Row& r : rows) {
+    const double b = static_cast<double>(r.bytes);
+    const std::string proto = coll == NcclColl::kAlltoall ? "Simple" : nccl_proto_name(r.raw.proto);
+    const std::string alg = coll == NcclColl::kAlltoall ? "p2p" : nccl_algo_name(r.raw.algo);
+    nlohmann::json row = {{"bytes", r.bytes}, {"count", r.count},
+                          {"raw", {{"time_s", r.raw.seconds}, {"algbw_gbps", gbps(b, r.raw.seconds)},
+                                   {"busbw_gbps", gbps(b, r.raw.seconds) * f}, {"algorithm", alg},
+                                   {"protocol", proto}, {"channels", r.raw.channels}}}};
+    if (r.hvd_s >= 0)
+      row["hvd"] = {{"time_s", r.hvd_s}, {"algbw_gbps", gbps(b, r.hvd_s)}, {"busbw_gbps", gbps(b, r.hvd_s) * f}};
+    j["rows"].push_back(row);
+    csv << r.bytes << "," << r.count << "," << r.raw.seconds << "," << gbps(b, r.raw.seconds) << ","
+        << gbps(b, r.raw.seconds) * f << "," << alg << "," << proto << "," << r.raw.channels << ",";
+    if (r.hvd_s >= 0) csv << r.hvd_s << "," << gbps(b, r.hvd_s) << "," << gbps(b, r.hvd_s) * f;
+    else csv << ",,";
+    csv << "\n";
+  }
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  if (!out || !csv) return Status::Internal("--report: could not write " + path + " or " + csv_path);
+  return Status::OK();
+}
+
+}  // namespace
+
+int run_collective(const Scenario& sc, const CollectiveArgs& a) {
+  NcclColl coll;
+  if (!parse_nccl_coll(a.collective, &coll)) {
+    std::cerr << "hvdsim: --collective: '" << a.collective << "' is not one of allreduce, allgather, reducescatter, broadcast, alltoall\n";
+    return 2;
+  }
+  auto lo = parse_bytes(a.min_b), hi = parse_bytes(a.max_b);
+  if (!lo || !hi || *lo < 4 || *lo > *hi || a.factor < 2) {
+    std::cerr << "hvdsim: --collective: need 4 <= -b <= -e (sizes like 8, 4K, 64MiB) and -f >= 2\n";
+    return 2;
+  }
+  ScenarioPoint pt = sc.points.front();
+  const int np = a.np > 0 ? a.np : pt.np.back();
+  auto machine = nccl_machine(pt.cluster, np);
+  if (!machine.ok()) {
+    std::cerr << "hvdsim: " << machine.status().message() << "\n";
+    return 2;
+  }
+  if (!nccl_call(*machine, coll, 1 << 20, pt.nccl_algo).ok) {
+    std::cerr << "hvdsim: runtime.nccl_algo: " << pt.nccl_algo << " cannot run " << a.collective << " on this machine ("
+              << machine->nodes << " nodes; nvls needs NVSwitch with NVLink SHARP, collnet cluster.network.sharp and "
+              << "several nodes, tree and nvls_tree allreduce only)\n";
+    return 2;
+  }
+  // As hvdbench's collective mode: event-driven cycle unless the scenario sets one.
+  if (!pt.knobs.count("cycle_time_ms") && !pt.knobs.count("HVD_CYCLE_TIME") && !pt.knobs.count("HOROVOD_CYCLE_TIME"))
+    pt.config.cycle_time_ms = 0;
+  std::vector<int64_t> sizes;
+  for (int64_t s = *lo; s <= *hi; s *= a.factor) {
+    sizes.push_back(s);
+    if (s > *hi / a.factor) break;
+  }
+  std::vector<Row> rows;
+  for (int64_t s : sizes) {
+    Row r;
+    r.count = sweep_count(coll, s, np);
+    r.bytes = r.count * 4;
+    r.raw = nccl_call(*machine, coll, static_cast<size_t>(r.bytes), pt.nccl_algo);
+    rows.push_back(r);
+  }
+  if (!a.raw_only) {
+    std::vector<CollectivePoint> pts;
+    Status s = simulate_collective_sweep(pt, np, coll, sizes, a.warmup, a.iters, &pts);
+    if (!s.ok()) {
+      std::cerr << "hvdsim: " << s.message() << "\n";
+      return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
+    }
+    for (size_t i = 0; i < rows.size() && i < pts.size(); ++i) rows[i].hvd_s = pts[i].seconds;
+  }
+  print(sc, a, coll, *machine, rows, pt.nccl_algo);
+  if (!a.report_path.empty()) {
+    if (Status s = write_report(a.report_path, sc, a, coll, *machine, rows, pt.nccl_algo); !s.ok()) {
+      std::cerr << "hvdsim: " << s.message() << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace hvd::sim
