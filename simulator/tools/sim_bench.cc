@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "hvd/sim/isolate.h"
+#include "hvd/sim/collective_sweep.h"
 #include "hvd/sim/runner.h"
 
 using namespace hvd::sim;
@@ -83,11 +84,15 @@ int main(int argc, char** argv) {
   std::vector<int> nps = {64, 128, 256, 512};
   int steps = 2;
   bool sweep = false;
+  int collective_np = 0;
   std::vector<std::string> overrides;
   const char* usage =
       "usage: hvdsim_bench [scenario] [--np 64,128,256,512] [--model resnet101] [--steps N] [--sweep]\n"
-      "                    [--scale] [--set path=value ...]\n"
-      "  --scale: np 512,1024,2048,4096, one measured step (a star cluster grows with np)\n";
+      "                    [--scale] [--collective NP] [--set path=value ...]\n"
+      "  --scale: np 512,1024,2048,4096, one measured step (a star cluster grows with np)\n"
+      "  --collective NP: also time an allreduce sweep of NP ranks, 1 GiB to 16 GiB by 2, through the runtime\n"
+      "                   (as hvdsim --collective: 5 calls after 1 per size; e.g. scenarios/dgx_h100.json\n"
+      "                   --set cluster.nodes=128 --collective 1024)\n";
   // A positive integer, or a one-line error naming the flag and exit code 2.
   auto positive = [&](const std::string& flag, const std::string& text, int* out) {
     char* end = nullptr;
@@ -105,7 +110,7 @@ int main(int argc, char** argv) {
       std::cout << usage;
       return 0;
     }
-    const bool takes_value = a == "--np" || a == "--model" || a == "--steps" || a == "--set";
+    const bool takes_value = a == "--np" || a == "--model" || a == "--steps" || a == "--set" || a == "--collective";
     if (takes_value && i + 1 >= argc) {
       std::cerr << "hvdsim_bench: " << a << " needs a value\n" << usage;
       return 2;
@@ -127,6 +132,8 @@ int main(int argc, char** argv) {
       model = argv[++i];
     } else if (a == "--steps") {
       if (!positive("--steps", argv[++i], &steps)) return 2;
+    } else if (a == "--collective") {
+      if (!positive("--collective", argv[++i], &collective_np)) return 2;
     } else if (a == "--sweep") {
       sweep = true;
     } else if (a == "--scale") {
@@ -170,6 +177,23 @@ int main(int argc, char** argv) {
                 "(1 = linear)\n",
                 nps.front(), nps.back(), growth_exponent(xs, walls), growth_exponent(xs, cpus),
                 growth_exponent(xs, rsss));
+  if (collective_np > 0) {
+    std::vector<int64_t> sizes;
+    for (int64_t b = int64_t{1} << 30; b <= int64_t{16} << 30; b *= 2) sizes.push_back(b);
+    ScenarioPoint pt = sc.points[0];
+    pt.config.cycle_time_ms = 0;  // as hvdsim --collective without a scenario cycle time
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<CollectivePoint> pts;
+    s = simulate_collective_sweep(pt, collective_np, NcclColl::kAllreduce, sizes, 1, 5, &pts);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!s.ok()) {
+      std::cerr << "hvdsim_bench: " << s.message() << "\n";
+      return 1;
+    }
+    std::printf("collective sweep %s: allreduce, np %d, 1 GiB to 16 GiB by 2 (%zu sizes, 6 calls each): %.1f s wall; "
+                "16 GiB takes %.2f ms simulated\n",
+                path.c_str(), collective_np, pts.size(), wall, pts.back().seconds * 1e3);
+  }
   if (sweep) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<hvd::report::RunRecord> rec;

@@ -89,6 +89,20 @@ TEST(NcclModel, OneNodeH100RingCurve) {
   }
 }
 
+// Published nccl-tests rings on 4 DGX H100 nodes with 8 x NDR each (about 365, 358, 225 and
+// 125 GB/s at 16 GiB, 1 GiB, 64 MiB and 16 MiB): within 10 % from 256 MiB, 20 % below.
+TEST(NcclModel, FourNodeH100Ring) {
+  const NcclMachine m = machine(dgx("H100", 4, 400), 32);
+  const double pub[][2] = {{16 * kGiB, 365}, {kGiB, 358}, {64 * kMiB, 225}, {16 * kMiB, 125}};
+  for (const auto& [bytes, gbps] : pub) {
+    NcclCall c;
+    const double got = busbw(m, NcclColl::kAllreduce, bytes, "ring", &c);
+    char what[64];
+    std::snprintf(what, sizeof what, "4 x H100 x8 ring %6.0f MiB (%s)", bytes / kMiB, nccl_proto_name(c.proto));
+    check(what, got, gbps, bytes >= 256 * kMiB ? 0.10 : 0.20);
+  }
+}
+
 // NCCL's own choices: NVLS on one H100 node, NVLS tree on two, ring from four nodes for
 // large messages; ring on one A100 node.
 TEST(NcclModel, AutoPicksAsNcclDoes) {

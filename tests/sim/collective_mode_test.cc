@@ -1,0 +1,123 @@
+// hvdsim --collective (simulator/tools/collective_mode.cc): every collective in nccl-tests'
+// columns, raw beside hvd, the report, the flags a mode does not use, and GPU collectives on
+// the NCCL model in the runtime (runtime.gpu_operations "nccl").
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_hvdsim.h"
+
+namespace hvd::sim {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kH100 = std::string(HVD_SOURCE_DIR) + "/scenarios/dgx_h100.json";
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream f(p);
+  return nlohmann::json::parse(f, nullptr, false);
+}
+
+struct TempDir {
+  fs::path dir = fs::temp_directory_path() / ("hvdsim_coll_" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(dir); }
+  ~TempDir() { fs::remove_all(dir); }
+};
+
+// Every collective runs at 2 nodes with both columns; the report holds every size with the
+// raw algorithm; hvd through the runtime is never faster than the collective alone.
+TEST(CollectiveMode, EveryCollectiveWithReport) {
+  TempDir t;
+  for (const char* coll : {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"}) {
+    const fs::path report = t.dir / (std::string(coll) + ".json");
+    std::string err;
+    ASSERT_EQ(run_hvdsim(kH100 + " -q --set cluster.nodes=2 --collective " + coll +
+                             " -b 64K -e 16M -f 16 -n 2 -w 1 --report " + report.string(), &err), 0)
+        << coll << ": " << err;
+    const auto j = read_json(report);
+    ASSERT_TRUE(j.is_object()) << coll;
+    EXPECT_EQ(j["collective"], coll);
+    EXPECT_EQ(j["np"], 16);
+    ASSERT_EQ(j["rows"].size(), 3u) << coll;  // 64K, 1M, 16M
+    for (const auto& r : j["rows"]) {
+      EXPECT_GT(r["raw"]["time_s"].get<double>(), 0) << coll;
+      EXPECT_FALSE(r["raw"]["algorithm"].get<std::string>().empty());
+      EXPECT_GE(r["hvd"]["time_s"].get<double>(), r["raw"]["time_s"].get<double>()) << coll << " " << r["bytes"];
+    }
+    std::ifstream csv(t.dir / (std::string(coll) + ".csv"));
+    std::string header, line;
+    std::getline(csv, header);
+    EXPECT_EQ(header.rfind("bytes,count,raw_time_s", 0), 0u) << header;
+    int lines = 0;
+    while (std::getline(csv, line)) ++lines;
+    EXPECT_EQ(lines, 3) << coll;
+  }
+}
+
+// One H100 node: NCCL's tuner takes NVLS for large allreduces, a ring when NCCL_ALGO says so;
+// --raw-only prints no hvd column.
+TEST(CollectiveMode, NcclAlgoAndRawOnly) {
+  std::string out, err;
+  ASSERT_EQ(run_hvdsim(kH100 + " -q --set cluster.nodes=1 --collective allreduce -b 1G -e 1G --raw-only", &err, &out), 0) << err;
+  EXPECT_NE(out.find("nvls/Simple"), std::string::npos) << out;
+  EXPECT_EQ(out.find("hvd (us)"), std::string::npos) << out;
+  ASSERT_EQ(run_hvdsim(kH100 + " -q --set cluster.nodes=1 --set runtime.nccl_algo=ring --collective allreduce -b 1G -e 1G --raw-only",
+                       &err, &out), 0) << err;
+  EXPECT_NE(out.find("ring/Simple"), std::string::npos) << out;
+}
+
+// A flag the mode does not use, an algorithm that cannot run, a bad scenario value: one line,
+// exit 2.
+TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
+  const std::string one = kH100 + " --set cluster.nodes=1";
+  struct {
+    std::string args, expected;
+  } cases[] = {
+      {one + " -b 1M", "hvdsim: --minbytes: applies to --collective only"},
+      {one + " --raw-only", "hvdsim: --raw-only: applies to --collective only"},
+      {one + " --collective allreduce --with-data", "hvdsim: --with-data: not with --collective"},
+      {one + " --collective allreduce --timeline-dir /tmp/x", "hvdsim: --timeline-dir: not with --collective"},
+      {one + " --collective allreduce --sweep", "hvdsim: --sweep: not with --collective"},
+      {one + " --collective allreduce -j 2", "hvdsim: --parallel: not with --collective"},
+      {one + " --collective allreduce --raw-only -n 5", "hvdsim: --raw-only: no runtime calls to time"},
+      {one + " --set runtime.nccl_algo=collnet --collective allreduce", "hvdsim: runtime.nccl_algo: collnet cannot run allreduce"},
+      {one + " --set runtime.nccl_algo=tree --collective broadcast", "hvdsim: runtime.nccl_algo: tree cannot run broadcast"},
+      {one + " --set runtime.nccl_algo=fast", "runtime.nccl_algo: \"fast\" is not one of auto, ring, tree, nvls, nvls_tree, collnet"},
+      {one + " --set runtime.gpu_operations=mpi", "runtime.gpu_operations: \"mpi\" is not \"nccl\""},
+      {one + " --set cluster.host_cpu=arm", "cluster.host_cpu"},
+      {one + " --set cluster.network.sharp=yes", "cluster.network.sharp"},
+  };
+  for (const auto& c : cases) {
+    std::string err;
+    EXPECT_EQ(run_hvdsim(c.args, &err), 2) << c.args << ": " << err;
+    EXPECT_NE(err.find(c.expected), std::string::npos) << c.args << ": " << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
+}
+
+// The runtime's GPU allreduce on NCCL: a training step on gpu_operations "nccl" spends its
+// communication in NCCL calls timed by the model, so a step differs from the same step on
+// the runtime's own ring; both finish. sweep.np "nodes" follows cluster.nodes.
+TEST(CollectiveMode, TrainingRunsOnTheNcclModel) {
+  TempDir t;
+  auto run = [&](const std::string& ops) {
+    const fs::path report = t.dir / (ops + ".json");
+    std::string err;
+    EXPECT_EQ(run_hvdsim(kH100 + " -q --set cluster.nodes=2 --set 'workload.models=[\"resnet50\"]' --set runtime.gpu_operations=" +
+                             ops + " --report " + report.string(), &err), 0) << err;
+    return read_json(report);
+  };
+  const auto nccl = run("nccl"), own = run("hvd");
+  ASSERT_TRUE(nccl.is_object() && own.is_object());
+  ASSERT_EQ(nccl["runs"].size(), 3u);  // np 1, 8, 16
+  EXPECT_EQ(nccl["runs"][2]["np"], 16);
+  const double a = nccl["runs"][2]["step_time_s"], b = own["runs"][2]["step_time_s"];
+  EXPECT_GT(a, 0);
+  EXPECT_NE(a, b);
+}
+
+}  // namespace
+}  // namespace hvd::sim
