@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "hvd/sim/isolate.h"
+#include "hvd/sim/runner.h"
 #include "hvd/sim/world.h"
 
 namespace hvd::sim {
@@ -41,15 +42,7 @@ Status simulate_collective_sweep(const ScenarioPoint& pt, int np, NcclColl coll,
   std::string result;
   HVD_RETURN_IF_ERROR(run_isolated(
       [&](std::string* res) {
-        WorldOptions wo;
-        wo.cluster = pt.cluster;
-        wo.model = pt.simulation;
-        wo.nccl = pt.nccl;
-        wo.nccl_algo = pt.nccl_algo;
-        wo.gpu_cost = pt.device;
-        wo.np = np;
-        wo.config = pt.config;
-        wo.config.timeline.clear();
+        const WorldOptions wo = world_options(pt, np);
         std::vector<double> worst(sizes.size(), 0.0);
         std::vector<Status> st(static_cast<size_t>(np));
         HVD_RETURN_IF_ERROR(simulate(wo, [&](Runtime& rt, RankSeams& seams) {

@@ -117,6 +117,19 @@ std::string autotune_log_name(const std::string& path, const std::string& model,
   return path.substr(0, dot) + "_" + stem + path.substr(dot);
 }
 
+WorldOptions world_options(const ScenarioPoint& pt, int np) {
+  WorldOptions wo;
+  wo.cluster = pt.cluster;
+  wo.model = pt.simulation;
+  wo.nccl = pt.nccl;
+  wo.nccl_algo = pt.nccl_algo;
+  wo.gpu_cost = pt.device;
+  wo.np = np;
+  wo.config = pt.config;
+  wo.config.timeline.clear();  // one shared writer per run instead
+  return wo;
+}
+
 std::string timeline_name(const std::string& model, int np, const std::string& label) {
   std::string n = file_safe(model) + "_np" + std::to_string(np);
   if (!label.empty()) n += "_" + file_safe(label);
@@ -143,16 +156,8 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
     if (!pr) return Status::InvalidArgument(pr.error());
     timings[static_cast<size_t>(r)] = replay::timing_of(*pr);
   }
-  WorldOptions wo;
-  wo.cluster = pt.cluster;
-  wo.model = pt.simulation;
-  wo.nccl = pt.nccl;
-  wo.nccl_algo = pt.nccl_algo;
-  wo.gpu_cost = pt.device;
-  wo.np = np;
+  WorldOptions wo = world_options(pt, np);
   wo.with_data = opts.with_data || pt.with_data;
-  wo.config = pt.config;
-  wo.config.timeline.clear();  // one shared writer per run instead
   // The files of a run: its label, and with several seeds the seed it ran ("seed=1").
   const std::string files = pt.seeds <= 1 ? pt.label
                                           : pt.label + (pt.label.empty() ? "" : ",") + "seed=" +

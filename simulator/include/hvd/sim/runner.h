@@ -78,6 +78,10 @@ void sweep_records(const std::vector<SweepJob>& jobs, const std::vector<std::str
 /// "seed=<seed>" to the label when the point has several seeds).
 std::string timeline_name(const std::string& model, int np, const std::string& label);
 
+/// The world of `np` ranks a point describes: its cluster, model choices, device costs, NCCL
+/// settings and knobs (no timeline file: a run shares one writer).
+WorldOptions world_options(const ScenarioPoint& pt, int np);
+
 /// A run's autotune CSV: `path` with _<model>_np<np>[_<label>] before the extension.
 std::string autotune_log_name(const std::string& path, const std::string& model, int np,
                               const std::string& label);
