@@ -186,6 +186,7 @@ Status replay_on(RankRuntime& rr, const wl::StepPlan& plan, const Options& o, co
   ro.steps = o.steps;
   ro.ensemble = o.ensemble;
   ro.optimizer_s = o.optimizer_ms * 1e-3;
+  ro.accumulation_steps = o.accumulation_steps;
   ro.timeline = rr.timeline();
   ro.time_origin = rr.origin();
   ro.on_step = Progress{what, o, progress};

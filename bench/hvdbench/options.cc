@@ -116,6 +116,10 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
       ->group(model);
   app->add_option("--optimizer-ms", o->optimizer_ms, "optimizer compute per step (default 0)")
       ->group(model);
+  app->add_option("--accumulation-steps", o->accumulation_steps,
+                  "micro-batches per allreduce, 1 to 4096 (Horovod's backward_passes_per_step; default 1)")
+      ->check(CLI::Range(1, 4096))
+      ->group(model);
   app->add_option("--report", o->report, "write the report as JSON here (and .csv next to it)")
       ->group(model);
   app->add_option("--label", o->label, "label of the run in the report")->group(model);

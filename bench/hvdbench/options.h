@@ -43,6 +43,7 @@ struct Options {
   double single_rate = 0;          ///< images/s of one rank (0 = measure it)
   bool no_baseline = false;        ///< do not measure the 1-rank baseline
   double optimizer_ms = 0;         ///< optimizer compute per step
+  int accumulation_steps = 1;      ///< micro-batches per allreduce (backward_passes_per_step)
   std::string report;              ///< JSON report path (CSV next to it)
   std::string label;               ///< label of the run in the report
   bool quiet = false;              ///< no progress on stderr

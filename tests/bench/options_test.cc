@@ -121,6 +121,10 @@ TEST(Options, GivenSentinelValuesAreRejected) {
                 .exit_code, 0);
   EXPECT_EQ(o.knob_env.at("HVD_FUSION_THRESHOLD"), "0");
   EXPECT_EQ(o.batch_size, 1);
+  EXPECT_EQ(o.accumulation_steps, 1);
+  ASSERT_LT(parse({"--model", "resnet50", "--accumulation-steps", "8"}, &o).exit_code, 0);
+  EXPECT_EQ(o.accumulation_steps, 8);
+  EXPECT_NE(error_of({"--model", "resnet50", "--accumulation-steps", "0"}).find("--accumulation-steps"), std::string::npos);
 }
 
 TEST(Options, HelpExitsZero) {

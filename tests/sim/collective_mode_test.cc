@@ -119,5 +119,31 @@ TEST(CollectiveMode, TrainingRunsOnTheNcclModel) {
   EXPECT_NE(a, b);
 }
 
+// workload.accumulation_steps K: K-1 micro-batches accumulate locally, the K-th allreduces.
+// One GPU's rate per sample stays; a communication-bound model scales better; a step holds
+// K micro-batches of compute.
+TEST(CollectiveMode, AccumulationStepsAmortiseTheAllreduce) {
+  TempDir t;
+  auto run = [&](int k) {
+    const fs::path report = t.dir / ("k" + std::to_string(k) + ".json");
+    std::string err;
+    EXPECT_EQ(run_hvdsim(std::string(HVD_SOURCE_DIR) + "/scenarios/roce25.json -q --set 'workload.models=[\"vgg16\"]' "
+                             "--set 'sweep.np=[16]' --set workload.accumulation_steps=" + std::to_string(k) +
+                             " --report " + report.string(), &err), 0) << err;
+    const auto j = read_json(report);
+    return j.is_object() && j["runs"].size() == 1 ? j["runs"][0] : nlohmann::json();
+  };
+  const auto one = run(1), four = run(4);
+  ASSERT_FALSE(one.is_null());
+  ASSERT_FALSE(four.is_null());
+  EXPECT_NEAR(four["images_per_sec_single"].get<double>(), one["images_per_sec_single"].get<double>(),
+              0.01 * one["images_per_sec_single"].get<double>());
+  EXPECT_GT(four["scaling_efficiency"].get<double>(), one["scaling_efficiency"].get<double>() + 0.02);
+  EXPECT_NEAR(four["compute_s"].get<double>(), 4 * one["compute_s"].get<double>(), 0.02 * four["compute_s"].get<double>());
+  std::string err;
+  EXPECT_EQ(run_hvdsim(kH100 + " --set workload.accumulation_steps=0", &err), 2);
+  EXPECT_NE(err.find("workload.accumulation_steps"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace hvd::sim

@@ -405,7 +405,8 @@ constexpr double kMaxStepSeconds = 86400;
 
 void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   const std::string path = "workload";
-  only_keys(j, path, {"models", "model", "trace", "batch_size", "steps", "warmup_steps", "optimizer_time", "max_tuning_steps"});
+  only_keys(j, path, {"models", "model", "trace", "batch_size", "steps", "warmup_steps", "optimizer_time", "max_tuning_steps",
+                      "accumulation_steps"});
   w->models.clear();
   if (j.contains("model") && j.contains("models"))  // which one was meant?
     fail("workload.model", j["model"], "allowed beside workload.models (give one of the two)");
@@ -429,6 +430,7 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   w->warmup_steps = get_int(j, path, "warmup_steps", w->warmup_steps, 0, 100000);
   w->optimizer_s = get_seconds(j, path, "optimizer_time", w->optimizer_s, 3600, "3600s");
   w->max_tuning_steps = get_int(j, path, "max_tuning_steps", w->max_tuning_steps, 0, 100000);
+  w->accumulation_steps = get_int(j, path, "accumulation_steps", w->accumulation_steps, 1, 4096);
   // The slowest GPU: the slowest straggler, and cluster.gpu_speed_cv's draws (clamped at
   // 3.5 standard deviations, ClusterSpec::gpu_slowdown).
   double slowest = 1 + 3.5 * std::max(0.0, c.gpu_speed_cv);
@@ -445,7 +447,7 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
     }
     auto plan = workloads::make_step_plan(*t, c.gpu, w->batch_size);
     if (!plan) continue;  // the run says why
-    const double step = plan->step_s * slowest + w->optimizer_s;
+    const double step = plan->step_s * slowest * w->accumulation_steps + w->optimizer_s;
     if (!(step <= kMaxStepSeconds)) {
       std::ostringstream why;
       why << "a batch whose step takes at most a day (" << t->name << " on " << c.gpu << ": " << step

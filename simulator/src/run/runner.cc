@@ -75,7 +75,7 @@ std::string job_name(const Scenario& sc, const SweepJob& k) {
 
 // Job-wide figures from every rank's replay.
 void summarise(const std::vector<replay::ReplayResult>& res, const workloads::StepPlan& plan,
-               int np, RunOutcome* out) {
+               int accumulation_steps, int np, RunOutcome* out) {
   report::RunRecord& r = out->record;
   const size_t steps = res.empty() ? 0 : res[0].steps.size();
   std::vector<double> rates(steps, 0.0);
@@ -85,7 +85,8 @@ void summarise(const std::vector<replay::ReplayResult>& res, const workloads::St
     r.exposed_comm_s += rr.mean.exposed_comm_s / np;
     r.negotiation_s += rr.mean.negotiation_s / np;
     r.images_per_sec += rr.samples_per_sec;
-    for (size_t k = 0; k < steps && k < rr.steps.size(); ++k) rates[k] += plan.batch / rr.steps[k].step_s;
+    for (size_t k = 0; k < steps && k < rr.steps.size(); ++k)
+      rates[k] += static_cast<double>(plan.batch) * accumulation_steps / rr.steps[k].step_s;
   }
   if (steps > 1) {
     double mean = 0, var = 0;
@@ -174,6 +175,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   ro.phantom = !wo.with_data;
   ro.device = pt.device.host_staged ? DeviceKind::kCPU : DeviceKind::kGPU;
   ro.optimizer_s = pt.workload.optimizer_s;
+  ro.accumulation_steps = pt.workload.accumulation_steps;
   ro.timeline = tl.get();
   ro.time_origin = 0;
   ro.max_tuning_steps = pt.config.autotune ? pt.workload.max_tuning_steps : 0;
@@ -219,7 +221,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   r.label = pt.label;
   r.knobs = shown_knobs(pt);
   if (tuned.enabled) report::add_autotune_knobs(tuned, results[0].tuning_steps, &r.knobs);  // rank 0's view; all agree
-  summarise(results, *plan, np, out);
+  summarise(results, *plan, pt.workload.accumulation_steps, np, out);
   out->simulated_s = info.simulated_s;
   const size_t measured = results[0].steps.size();
   if (measured > 0 && step_ends.size() >= measured) {

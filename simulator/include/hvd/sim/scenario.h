@@ -23,6 +23,7 @@ struct WorkloadSpec {
   int steps = 3;                    ///< measured steps
   int warmup_steps = 1;             ///< steps before measuring
   double optimizer_s = 0;           ///< optimizer update per step (seconds)
+  int accumulation_steps = 1;       ///< micro-batches per allreduce (backward_passes_per_step)
   int max_tuning_steps = 200;       ///< runtime.autotune: unmeasured steps allowed for tuning
 };
 

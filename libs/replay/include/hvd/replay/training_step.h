@@ -42,6 +42,10 @@ struct ReplayOptions {
   /// that are never touched; without one the gradients have none.
   Device* memory = nullptr;
   double optimizer_s = 0;                ///< optimizer-update compute per step
+  /// Micro-batches per step (Horovod's backward_passes_per_step): the first K-1 forward and
+  /// backward passes accumulate their gradients locally, the K-th submits them; a step is
+  /// then K x batch samples.
+  int accumulation_steps = 1;
   TimelineWriter* timeline = nullptr;    ///< compute lane events (FORWARD/BACKWARD/...)
   double time_origin = 0;                ///< platform time of timeline ts 0
   /// Autotune (HOROVOD_AUTOTUNE): after the warm-up, keep running unmeasured steps until
