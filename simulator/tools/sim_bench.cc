@@ -79,13 +79,56 @@ Figure run_once(const ScenarioPoint& base, const std::string& model, int np, int
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// --collective NP: an allreduce sweep of NP ranks, 1 GiB to 16 GiB by 2, through the runtime.
+static int time_collective_sweep(const Scenario& sc, const std::string& path, int np) {
+  std::vector<int64_t> sizes;
+  for (int64_t b = int64_t{1} << 30; b <= int64_t{16} << 30; b *= 2) sizes.push_back(b);
+  ScenarioPoint pt = sc.points[0];
+  pt.config.cycle_time_ms = 0;  // as hvdsim --collective without a scenario cycle time
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<CollectivePoint> pts;
+  hvd::Status s = simulate_collective_sweep(pt, np, NcclColl::kAllreduce, sizes, 1, 5, &pts);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!s.ok()) {
+    std::cerr << "hvdsim_bench: " << s.message() << "\n";
+    return 1;
+  }
+  std::printf("collective sweep %s: allreduce, np %d, 1 GiB to 16 GiB by 2 (%zu sizes, 6 calls each): %.1f s wall; "
+              "16 GiB takes %.2f ms simulated\n",
+              path.c_str(), np, pts.size(), wall, pts.back().seconds * 1e3);
+  return 0;
+}
+
+// --sweep: the whole scenario, as hvdsim runs it.
+static int time_sweep(const Scenario& sc, const std::string& path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<hvd::report::RunRecord> rec;
+  std::vector<RunOutcome> outs;
+  hvd::Status s = run_scenario(sc, RunOptions{}, &rec, &outs);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!s.ok()) {
+    std::cerr << "hvdsim_bench: " << s.message() << "\n";
+    return 1;
+  }
+  int64_t peak = 0;
+  for (const auto& o : outs) peak = std::max(peak, o.peak_rss_kib);
+  std::printf("sweep %s: %zu runs in %.1f s wall (parallel %d), peak RSS %.1f MiB\n", path.c_str(), rec.size(), wall,
+              sc.points[0].parallel, static_cast<double>(peak) / 1024.0);
+  return 0;
+}
+
+// The command line.
+struct BenchArgs {
   std::string path = "scenarios/roce25.json", model = "resnet101";
   std::vector<int> nps = {64, 128, 256, 512};
   int steps = 2;
   bool sweep = false;
   int collective_np = 0;
   std::vector<std::string> overrides;
+};
+
+// Parses the command line into *a; returns -1 to go on, else the exit code.
+static int parse_args(int argc, char** argv, BenchArgs* out) {
   const char* usage =
       "usage: hvdsim_bench [scenario] [--np 64,128,256,512] [--model resnet101] [--steps N] [--sweep]\n"
       "                    [--scale] [--collective NP] [--set path=value ...]\n"
@@ -116,40 +159,50 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (a == "--np") {
-      nps.clear();
+      out->nps.clear();
       std::stringstream ss(argv[++i]);
       std::string x;
       while (std::getline(ss, x, ',')) {
         int np = 0;
         if (!positive("--np", x, &np)) return 2;
-        nps.push_back(np);
+        out->nps.push_back(np);
       }
-      if (nps.empty()) {
+      if (out->nps.empty()) {
         std::cerr << "hvdsim_bench: --np: empty list\n";
         return 2;
       }
     } else if (a == "--model") {
-      model = argv[++i];
+      out->model = argv[++i];
     } else if (a == "--steps") {
-      if (!positive("--steps", argv[++i], &steps)) return 2;
+      if (!positive("--steps", argv[++i], &out->steps)) return 2;
     } else if (a == "--collective") {
-      if (!positive("--collective", argv[++i], &collective_np)) return 2;
+      if (!positive("--collective", argv[++i], &out->collective_np)) return 2;
     } else if (a == "--sweep") {
-      sweep = true;
+      out->sweep = true;
     } else if (a == "--scale") {
-      nps = {512, 1024, 2048, 4096};
-      steps = 1;
+      out->nps = {512, 1024, 2048, 4096};
+      out->steps = 1;
     } else if (a == "--set") {
-      overrides.push_back(argv[++i]);
+      out->overrides.push_back(argv[++i]);
     } else if (a.rfind("-", 0) == 0) {
       std::cerr << "hvdsim_bench: unknown option '" << a << "'\n" << usage;
       return 2;
     } else {
-      path = a;
+      out->path = a;
     }
   }
+  return -1;
+}
+
+int main(int argc, char** argv) {
+  BenchArgs args;
+  if (const int rc = parse_args(argc, argv, &args); rc >= 0) return rc;
+  const std::string& path = args.path;
+  const std::string& model = args.model;
+  const std::vector<int>& nps = args.nps;
+  const int steps = args.steps;
   Scenario sc;
-  hvd::Status s = load_scenario(path, overrides, &sc);
+  hvd::Status s = load_scenario(path, args.overrides, &sc);
   if (!s.ok()) {
     std::cerr << "hvdsim_bench: " << s.message() << "\n";
     return 2;
@@ -177,37 +230,7 @@ int main(int argc, char** argv) {
                 "(1 = linear)\n",
                 nps.front(), nps.back(), growth_exponent(xs, walls), growth_exponent(xs, cpus),
                 growth_exponent(xs, rsss));
-  if (collective_np > 0) {
-    std::vector<int64_t> sizes;
-    for (int64_t b = int64_t{1} << 30; b <= int64_t{16} << 30; b *= 2) sizes.push_back(b);
-    ScenarioPoint pt = sc.points[0];
-    pt.config.cycle_time_ms = 0;  // as hvdsim --collective without a scenario cycle time
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<CollectivePoint> pts;
-    s = simulate_collective_sweep(pt, collective_np, NcclColl::kAllreduce, sizes, 1, 5, &pts);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!s.ok()) {
-      std::cerr << "hvdsim_bench: " << s.message() << "\n";
-      return 1;
-    }
-    std::printf("collective sweep %s: allreduce, np %d, 1 GiB to 16 GiB by 2 (%zu sizes, 6 calls each): %.1f s wall; "
-                "16 GiB takes %.2f ms simulated\n",
-                path.c_str(), collective_np, pts.size(), wall, pts.back().seconds * 1e3);
-  }
-  if (sweep) {
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<hvd::report::RunRecord> rec;
-    std::vector<RunOutcome> outs;
-    s = run_scenario(sc, RunOptions{}, &rec, &outs);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!s.ok()) {
-      std::cerr << "hvdsim_bench: " << s.message() << "\n";
-      return 1;
-    }
-    int64_t peak = 0;
-    for (const auto& o : outs) peak = std::max(peak, o.peak_rss_kib);
-    std::printf("sweep %s: %zu runs in %.1f s wall (parallel %d), peak RSS %.1f MiB\n", path.c_str(),
-                rec.size(), wall, sc.points[0].parallel, static_cast<double>(peak) / 1024.0);
-  }
+  if (args.collective_np > 0 && time_collective_sweep(sc, path, args.collective_np) != 0) return 1;
+  if (args.sweep && time_sweep(sc, path) != 0) return 1;
   return 0;
 }
