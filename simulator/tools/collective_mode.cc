@@ -97,6 +97,11 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     std::cerr << "hvdsim: --collective: need 4 <= -b <= -e (sizes like 8, 4K, 64MiB) and -f >= 2\n";
     return 2;
   }
+  constexpr int64_t kMaxSweepBytes = int64_t{64} << 30;  // nccl-tests' largest sizes are 16 GiB
+  if (*hi > kMaxSweepBytes) {
+    std::cerr << "hvdsim: --maxbytes: " << a.max_b << " is larger than 64 GiB, the largest size a sweep takes\n";
+    return 2;
+  }
   ScenarioPoint pt = sc.points.front();
   const int np = a.np > 0 ? a.np : pt.np.back();
   auto machine = nccl_machine(pt.cluster, np);

@@ -83,6 +83,7 @@ TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
       {one + " --collective allreduce --sweep", "hvdsim: --sweep: not with --collective"},
       {one + " --collective allreduce -j 2", "hvdsim: --parallel: not with --collective"},
       {one + " --collective allreduce --raw-only -n 5", "hvdsim: --raw-only: no runtime calls to time"},
+      {one + " --collective allreduce -e 1000000TiB", "hvdsim: --maxbytes: 1000000TiB is larger than 64 GiB"},
       {one + " --set runtime.nccl_algo=collnet --collective allreduce", "hvdsim: runtime.nccl_algo: collnet cannot run allreduce"},
       {one + " --set runtime.nccl_algo=tree --collective broadcast", "hvdsim: runtime.nccl_algo: tree cannot run broadcast"},
       {one + " --set runtime.nccl_algo=fast", "runtime.nccl_algo: \"fast\" is not one of auto, ring, tree, nvls, nvls_tree, collnet"},
