@@ -2,6 +2,7 @@
 // (DistributeMpi.*, labels sim and mpi) the same sweep spread over mpirun -np 2 and 3. Every
 // spread run must write the single run's report, CSV and table byte for byte.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -143,8 +144,11 @@ TEST_F(Distribute, MergeRefusesMissingRepeatedAndForeignShards) {
       {p0 + " " + path("half.json"),
        "hvdsim: --merge: " + path("half.json") + " is shard 1/2 but " + p0 + " is shard 0/3"},
       {path("single.json"), "hvdsim: " + path("single.json") + ": kind: missing is not \"hvdsim shard\""},
-      {path("nothing.json"), "hvdsim: --merge: cannot read '" + path("nothing.json") + "'\n"},
+      {path("nothing.json"), "hvdsim: --merge: '" + path("nothing.json") + "' does not exist\n"},
+      {dir_.string(), "hvdsim: --merge: '" + dir_.string() + "' is a directory, not a file\n"},
+      {path("fifo"), "hvdsim: --merge: '" + path("fifo") + "' is not a regular file\n"},
   };
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
   for (const Case& c : cases) {
     const Ran r = run(hvdsim() + " --merge " + c.args + " --report " + path("out.json"));
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;

@@ -451,11 +451,14 @@ struct Shard {
 };
 
 Shard read_shard(const std::string& file) {
-  std::ifstream f(file, std::ios::binary);
-  if (!f) throw MergeError("--merge: cannot read '" + file + "'");
+  // A directory, a FIFO or a huge file is refused before it is read (a directory used to
+  // abort with an uncaught stream exception, a FIFO to wait for ever).
+  std::string text;
+  if (const std::string why = read_input_file(file, &text); !why.empty())
+    throw MergeError("--merge: '" + cut(file, 200) + "' " + why);
   Shard s;
   s.file = file;
-  s.doc = json::parse(f, nullptr, false);
+  s.doc = json::parse(text, nullptr, false);
   if (s.doc.is_discarded() || !s.doc.is_object())
     throw MergeError(file + ": not a JSON object (a partial report of hvdsim --shard expected)");
   auto kind = s.doc.find("kind");
