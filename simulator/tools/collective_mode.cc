@@ -80,7 +80,9 @@ Status write_report(const std::string& path, const Scenario& sc, const Collectiv
   }
   std::ofstream out(path);
   out << j.dump(2) << "\n";
-  if (!out || !csv) return Status::Internal("--report: could not write " + path + " or " + csv_path);
+  out.close();  // a full disk shows at the flush: check after closing
+  csv.close();
+  if (out.fail() || csv.fail()) return Status::Internal("--report: could not write " + path + " or " + csv_path);
   return Status::OK();
 }
 
