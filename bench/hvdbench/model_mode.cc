@@ -64,7 +64,18 @@ wl::Result<wl::StepPlan> plan_for(const wl::ModelTrace& trace, const Options& o)
     if (!g) return wl::Error{"--gpu: " + g.error()};
     scale *= *g;
   }
-  return wl::make_step_plan(trace, scale, o.batch_size > 0 ? o.batch_size : trace.reference_batch);
+  wl::Result<wl::StepPlan> plan =
+      wl::make_step_plan(trace, scale, o.batch_size > 0 ? o.batch_size : trace.reference_batch);
+  // A step that would compute for more than a day is bad input, not a run to wait for.
+  constexpr double kMaxStepSeconds = 86400;
+  if (plan && !(plan->step_s * o.accumulation_steps <= kMaxStepSeconds)) {
+    char why[200];
+    std::snprintf(why, sizeof why, "a step of %.3g s (batch %d, compute scale %.3g, %d micro-batches) is longer than a day; "
+                  "lower --batch-size, --compute-scale or --accumulation-steps", plan->step_s * o.accumulation_steps,
+                  plan->batch, scale, o.accumulation_steps);
+    return wl::Error{why};
+  }
+  return plan;
 }
 
 namespace {

@@ -1,4 +1,5 @@
 // Writes a ModelTrace as JSON (the format trace.schema.json describes) and loads trace files.
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -47,6 +48,14 @@ std::string to_json(const ModelTrace& trace, int indent) {
 }
 
 Result<ModelTrace> load_trace_file(const std::string& path) {
+  // Not a FIFO to wait on, nor a device or a file too large to hold.
+  constexpr std::uintmax_t kMaxTraceBytes = std::uintmax_t{256} << 20;
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    return Error{path + ": is not a regular file (a trace file is JSON on disk)"};
+  if (const auto n = std::filesystem::file_size(path, ec); !ec && n > kMaxTraceBytes)
+    return Error{path + ": has " + std::to_string(n) + " bytes, more than the 256 MiB a trace file may have"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": cannot open trace file"};
   std::ostringstream text;

@@ -55,6 +55,12 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   expect_bad_input("--collective allreduce --cycle-time-ms -1", "--cycle-time-ms must be a finite");
   expect_bad_input("--model resnet50 --single-rate 0", "--single-rate must be a finite number > 0");
   expect_bad_input("--model resnet50 --steps 0", "--steps must be at least 1 (got 0)");
+  // Runs that would compute for ever, and model files that are not files.
+  expect_bad_input("--model resnet50 --batch-size 1000000000", "is longer than a day");
+  expect_bad_input("--model resnet50 --compute-scale 1e12", "is longer than a day");
+  expect_bad_input("--model resnet50 --accumulation-steps 4096 --batch-size 100000", "is longer than a day");
+  expect_bad_input("--model /dev/zero", "/dev/zero: is not a regular file");
+  expect_bad_input("--model /tmp", "/tmp: is not a regular file");
 }
 
 TEST(Cli, MalformedTraceNamesTheJsonPath) {
