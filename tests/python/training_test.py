@@ -93,6 +93,19 @@ def main():
     c.ok(moved > 1e-3, f"training moved the parameters (by {moved:.3g})")
     c.run(lambda: compare(c, train_distributed(data, 1), ref, "np 2 DistributedOptimizer vs 1 process"))
     c.run(lambda: compare(c, train_distributed(data, 2), ref, "backward_passes_per_step=2"))
+    # An LR scheduler built on the optimizer before it is wrapped drives the wrapper's
+    # learning rate: the two share their param groups, as in Horovod.
+    model = fresh()
+    inner = torch.optim.SGD(model.parameters(), lr=1.0)
+    sched = torch.optim.lr_scheduler.StepLR(inner, step_size=1, gamma=0.5)
+    opt = hvd.DistributedOptimizer(inner, named_parameters=model.named_parameters())
+    for _ in range(3):
+        opt.zero_grad()
+        model(data[0][0]).sum().backward()
+        opt.step()
+        sched.step()
+    c.ok(opt.param_groups[0]["lr"] == 0.125 and opt.param_groups[0] is inner.param_groups[0],
+         f"StepLR on the unwrapped optimizer sets the wrapper's lr (1.0 -> {opt.param_groups[0]['lr']}, want 0.125)")
     # broadcast_parameters: different inits on every rank become rank 0's.
     model = fresh(seed=100 + hvd.rank())
     before = hvd.allgather(torch.cat([q.detach().flatten() for q in model.parameters()]).unsqueeze(0))

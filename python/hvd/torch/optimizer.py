@@ -142,8 +142,12 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     if gradient_predivide_factor != 1.0 and op != Average:
         raise ValueError("DistributedOptimizer: gradient_predivide_factor needs op=Average")
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,), dict(_DistributedOptimizer.__dict__))
+    # The wrapper is built over the same param_group dicts, as Horovod's is: an LR scheduler
+    # or anything else holding the original optimizer changes the wrapper's groups too.
+    # (load_state_dict would replace them with copies and silently cut that link.)
     opt = cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op,
               gradient_predivide_factor, process_set)
-    opt.load_state_dict(optimizer.state_dict())
+    for p, s in optimizer.state.items():  # momentum buffers and the like, kept by parameter
+        opt.state[p] = s
     opt._hvd_inner = opt
     return opt
