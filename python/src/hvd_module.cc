@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "hvd/hvd.h"
+#ifdef HVD_HAVE_MPI
+#include <mpi.h>
+#endif
 
 namespace py = pybind11;
 
@@ -103,6 +106,19 @@ PYBIND11_MODULE(_core, m) {
     check(s);
   });
   m.def("is_initialized", &hvd::is_initialized);
+#ifdef HVD_HAVE_MPI
+  m.attr("mpi_built") = true;
+  // MPI_THREAD_MULTIPLE in effect (the runtime asks for it; MPI may give less).
+  m.def("mpi_threads_supported", [] {
+    int inited = 0, level = 0;
+    MPI_Initialized(&inited);
+    if (inited) MPI_Query_thread(&level);
+    return inited && level >= MPI_THREAD_MULTIPLE;
+  });
+#else
+  m.attr("mpi_built") = false;
+  m.def("mpi_threads_supported", [] { return false; });
+#endif
   m.def("rank", &hvd::rank);
   m.def("size", &hvd::size);
   m.def("local_rank", &hvd::local_rank);

@@ -239,10 +239,32 @@ def error_checks(c, r, p):
             "allreduce after the errors")
 
 
+def build_and_init_checks(c, r, p):
+    """Horovod's queries of what is built, and their answers after init."""
+    c.ok(hvd.mpi_built() is True and hvd.mpi_enabled() is True, "mpi_built / mpi_enabled")
+    c.ok(hvd.mpi_threads_supported() is True, "mpi_threads_supported (the runtime asks for MPI_THREAD_MULTIPLE)")
+    c.ok(not any(f() for f in (hvd.gloo_built, hvd.gloo_enabled, hvd.ddl_built, hvd.ccl_built, hvd.cuda_built,
+                               hvd.rocm_built)) and hvd.nccl_built() == 0, "no Gloo, NCCL, CUDA, ROCm, DDL, oneCCL")
+    # broadcast_parameters takes a list of parameters, or of (name, parameter) pairs.
+    params = [torch.full((3,), float(r)), torch.full((2, 2), 10.0 + r)]
+    hvd.broadcast_parameters(params, root_rank=0)
+    c.ok(all(torch.equal(t, torch.full_like(t, v)) for t, v in zip(params, (0.0, 10.0))), "broadcast_parameters(list)")
+    pairs = [("a", torch.full((2,), float(r)))]
+    hvd.broadcast_parameters(pairs, root_rank=p - 1)
+    c.ok(torch.equal(pairs[0][1], torch.full((2,), float(p - 1))), "broadcast_parameters([(name, p)])")
+
+
 def main():
+    for q in (hvd.rank, hvd.size, hvd.local_rank, hvd.cross_size):
+        try:
+            q()
+            raise SystemExit(f"ops_test: {q.__name__}() before init did not raise")
+        except ValueError as e:
+            assert "not been initialized" in str(e), e
     hvd.init()
     c = Checks("ops_test")
     r, p = hvd.rank(), hvd.size()
+    c.run(build_and_init_checks, c, r, p)
     for fn in (allreduce_checks, gather_scatter_checks, process_set_checks, helper_checks, error_checks):
         c.run(fn, c, r, p)
     sys.exit(c.finish())

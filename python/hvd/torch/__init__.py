@@ -23,6 +23,8 @@ from hvd.torch.mpi_ops import (  # noqa: F401
     alltoall, alltoall_async,
     reducescatter, reducescatter_async, grouped_reducescatter, grouped_reducescatter_async,
     barrier, join, poll, synchronize,
+    mpi_built, mpi_enabled, mpi_threads_supported, gloo_built, gloo_enabled, nccl_built, ddl_built,
+    ccl_built, cuda_built, rocm_built,
     ProcessSet, global_process_set, add_process_set, remove_process_set,
 )
 from hvd.torch.functions import (  # noqa: F401

@@ -9,13 +9,15 @@ from hvd.torch.mpi_ops import global_process_set
 
 
 def broadcast_parameters(params, root_rank, process_set=global_process_set):
-    """Broadcasts a model's state_dict() or named_parameters() from ``root_rank``, in place."""
+    """Broadcasts ``params`` from ``root_rank``, in place: a state_dict(), named_parameters(),
+    or a list of parameters or of (name, parameter) pairs, as Horovod takes them. Unnamed
+    parameters are named by their position, the same on every rank."""
     if isinstance(params, dict):
         items = sorted(params.items())
     elif isinstance(params, list) or hasattr(params, "__iter__"):
-        items = list(params)
-        if items and not isinstance(items[0], tuple):
-            raise ValueError("broadcast_parameters: expected a state_dict or named_parameters()")
+        items = [p if isinstance(p, tuple) else (f"param.{i}", p) for i, p in enumerate(params)]
+        if any(len(p) != 2 for p in items):
+            raise ValueError("broadcast_parameters: expected parameters or (name, parameter) pairs")
     else:
         raise ValueError(f"broadcast_parameters: invalid params of type {type(params).__name__}")
     handles = []

@@ -103,12 +103,76 @@ def shutdown():
 
 
 is_initialized = _core.is_initialized
-rank = _core.rank
-size = _core.size
-local_rank = _core.local_rank
-local_size = _core.local_size
-cross_rank = _core.cross_rank
-cross_size = _core.cross_size
+
+
+def _initialized(query):
+    """``query`` of the runtime; before init() raises ValueError, as Horovod does."""
+    def f():
+        if not _core.is_initialized():
+            raise ValueError("Horovod has not been initialized; use hvd.init().")
+        return query()
+    f.__name__ = query.__name__
+    f.__doc__ = f"The runtime's {query.__name__}() (ValueError before hvd.init())."
+    return f
+
+
+rank = _initialized(_core.rank)
+size = _initialized(_core.size)
+local_rank = _initialized(_core.local_rank)
+local_size = _initialized(_core.local_size)
+cross_rank = _initialized(_core.cross_rank)
+cross_size = _initialized(_core.cross_size)
+
+# ---------------------------------------------------------------------------------------
+# What this build has (Horovod's *_built / *_enabled queries). hvd.torch runs CPU tensors
+# over the runtime: MPI when built with it (else one rank), no Gloo, NCCL, CUDA, ROCm, DDL
+# or oneCCL in this binding.
+
+
+def mpi_built(verbose=False):
+    """True when the runtime was built with MPI (then it runs over MPI_COMM_WORLD)."""
+    return bool(_core.mpi_built)
+
+
+def mpi_enabled():
+    """True when MPI carries this job (the runtime uses MPI whenever it was built with it)."""
+    return bool(_core.mpi_built)
+
+
+def mpi_threads_supported():
+    """True when MPI runs with MPI_THREAD_MULTIPLE (ValueError before hvd.init())."""
+    if not _core.is_initialized():
+        raise ValueError("Horovod has not been initialized; use hvd.init().")
+    return bool(_core.mpi_threads_supported())
+
+
+def gloo_built(verbose=False):
+    return False
+
+
+def gloo_enabled():
+    return False
+
+
+def nccl_built(verbose=False):
+    """0: hvd.torch has no NCCL path (Horovod returns NCCL's version where it has one)."""
+    return 0
+
+
+def ddl_built(verbose=False):
+    return False
+
+
+def ccl_built(verbose=False):
+    return False
+
+
+def cuda_built(verbose=False):
+    return False
+
+
+def rocm_built(verbose=False):
+    return False
 
 # ---------------------------------------------------------------------------------------
 # Handles and names

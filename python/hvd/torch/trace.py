@@ -114,8 +114,9 @@ class _Recorder:
         if not self.samples:
             return
         from hvd.torch import mpi_ops
-        if mpi_ops.rank() <= 0:
-            doc = self.document(max(1, mpi_ops.size()))
+        up = mpi_ops.is_initialized()  # a trace may be recorded without hvd.init()
+        if not up or mpi_ops.rank() == 0:
+            doc = self.document(mpi_ops.size() if up else 1)
             tmp = self.path + ".tmp"
             with open(tmp, "w") as f:
                 json.dump(doc, f, indent=1)
