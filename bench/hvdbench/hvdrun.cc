@@ -60,6 +60,10 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> cmd = app.remaining();
   if (cmd.empty()) return bad("no command to run (e.g. hvdrun -np 2 python3 train.py; see --help)");
+  // The command starts at the first argument that is not an option: an option hvdrun does
+  // not know would otherwise become the command (and reach mpirun as one of its own).
+  if (cmd[0].size() > 1 && cmd[0][0] == '-')
+    return bad("unknown option '" + cmd[0] + "' (hvdrun --help lists its options; mpirun's go in --mpi-args)");
   if (o.np < 1) return bad("-np must be at least 1 (got " + std::to_string(o.np) + ")");
   if (!o.hosts.empty() && !o.hostfile.empty()) return bad("-H/--hosts and --hostfile are exclusive");
   if (!o.hostfile.empty() && !std::ifstream(o.hostfile))
