@@ -8,6 +8,7 @@
 // -np 1 on this host, it just runs CMD. Bad input: one line, exit 2.
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
@@ -32,6 +33,25 @@ const char* kFooter =
     "  hvdrun -np 2 --timeline-filename /tmp/tl.json --cycle-time-ms 2 python3 train.py\n"
     "\nExit codes: CMD's own; 1 when mpirun or CMD cannot be started; 2 bad input.\n";
 
+// horovodrun --check-build's report: the frameworks, controllers and tensor operations
+// this build has.
+void print_check_build() {
+  auto row = [](bool on, const char* what) { std::printf("    [%c] %s\n", on ? 'X' : ' ', what); };
+  std::printf("hvd v%s:\n\nAvailable Frameworks:\n", HVD_VERSION);
+  row(false, "TensorFlow");
+  row(HVD_BUILT_PYTORCH, "PyTorch (hvd.torch)");
+  row(false, "MXNet");
+  std::printf("\nAvailable Controllers:\n");
+  row(HVD_BUILT_MPI, "MPI");
+  row(false, "Gloo");
+  std::printf("\nAvailable Tensor Operations:\n");
+  row(HVD_BUILT_NCCL, "NCCL (C++ runtime, GPU tensors)");
+  row(false, "DDL");
+  row(false, "CCL");
+  row(HVD_BUILT_MPI, "MPI");
+  row(false, "Gloo");
+}
+
 int bad(const std::string& msg) {
   std::cerr << "hvdrun: " << msg << "\n";
   return hb::kExitBadInput;
@@ -48,6 +68,8 @@ int main(int argc, char** argv) {
   app.prefix_command();  // the first positional argument starts CMD: all of it is CMD's
   hb::add_launch_flags(app, &o);
   hb::add_knob_flags(app, &k);
+  bool check_build = false;
+  app.add_flag("--check-build", check_build, "print the frameworks, controllers and tensor operations this build has");
   std::vector<std::string> args = hb::normalise_args(argc, argv, &app);
   std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
   try {
@@ -57,6 +79,10 @@ int main(int argc, char** argv) {
     return hb::kExitOk;
   } catch (const CLI::ParseError& e) {
     return bad(e.what());
+  }
+  if (check_build) {
+    print_check_build();
+    return hb::kExitOk;
   }
   std::vector<std::string> cmd = app.remaining();
   if (cmd.empty()) return bad("no command to run (e.g. hvdrun -np 2 python3 train.py; see --help)");

@@ -1,5 +1,6 @@
 #include "launcher.h"
 
+#include <cctype>
 #include <unistd.h>
 
 #include <cerrno>
@@ -59,12 +60,23 @@ std::vector<std::string> mpirun_command(const Options& o, const std::string& sel
   cmd.insert(cmd.end(), {"--bind-to", "none"});
   std::istringstream extra(o.mpi_args);
   for (std::string w; extra >> w;) cmd.push_back(w);
-  // Forward the knobs and the marker to remote hosts too (local ranks inherit them anyway).
+  // Forward the environment to the ranks. Local ranks inherit it; with other hosts
+  // (-H/--hostfile) every exportable variable goes, as horovodrun forwards it (PYTHONPATH,
+  // PATH, NCCL_* ...), except MPI's own; here the knobs and the marker suffice.
+  const bool remote = !o.hosts.empty() || !o.hostfile.empty();
+  auto exportable = [](const std::string& name) {
+    if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+    for (char ch : name)
+      if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')) return false;
+    for (const char* own : {"OMPI_", "PMIX_", "OPAL_", "BASH_FUNC_"})
+      if (name.rfind(own, 0) == 0) return false;
+    return name != "_";
+  };
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     std::string name = kv.substr(0, kv.find('='));
-    if (name.rfind("HVD_", 0) == 0 || name.rfind("HOROVOD_", 0) == 0 || name == kLaunchedMarker)
-      cmd.insert(cmd.end(), {"-x", name});
+    const bool knob = name.rfind("HVD_", 0) == 0 || name.rfind("HOROVOD_", 0) == 0 || name == kLaunchedMarker;
+    if (knob || (remote && exportable(name))) cmd.insert(cmd.end(), {"-x", name});
   }
   cmd.push_back(self);
   cmd.insert(cmd.end(), args.begin(), args.end());

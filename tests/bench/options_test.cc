@@ -165,6 +165,21 @@ TEST(Launcher, MpirunCommandLine) {
   EXPECT_FALSE(has("--allow-run-as-root"));
   EXPECT_FALSE(has("--oversubscribe"));
   EXPECT_TRUE(has("a:4,b:4"));
+  // Other hosts get the environment, as horovodrun forwards it; MPI's own stays home.
+  setenv("PYTHONPATH", "/somewhere", 1);
+  setenv("OMPI_MCA_foo", "1", 1);
+  cmd = mpirun_command(o, "/bin/hvdbench", {}, false, 2);
+  auto forwards = [&](const std::string& var) {
+    for (size_t i = 0; i + 1 < cmd.size(); ++i)
+      if (cmd[i] == "-x" && cmd[i + 1] == var) return true;
+    return false;
+  };
+  EXPECT_TRUE(forwards("PYTHONPATH"));
+  EXPECT_FALSE(forwards("OMPI_MCA_foo"));
+  o.hosts.clear();
+  cmd = mpirun_command(o, "/bin/hvdbench", {}, false, 2);
+  EXPECT_FALSE(forwards("PYTHONPATH"));  // local ranks inherit it
+  unsetenv("OMPI_MCA_foo");
 }
 
 TEST(Options, DeviceDefaultsToCpuAndAcceptsGpuInBothModes) {
