@@ -28,9 +28,10 @@ const char* kDescription =
 
 const char* kFooter =
     "\nExamples:\n"
-    "  hvdrun -np 4 python3 train.py --epochs 2\n"
-    "  hvdrun -np 8 -H a:4,b:4 python3 train.py\n"
-    "  hvdrun -np 2 --timeline-filename /tmp/tl.json --cycle-time-ms 2 python3 train.py\n"
+    "  hvdrun -np 4 /usr/bin/python3 train.py --epochs 2   (an interpreter with torch: Debian's)\n"
+    "  hvdrun -np 8 -H a:4,b:4 /usr/bin/python3 train.py\n"
+    "  hvdrun -np 2 --timeline-filename /tmp/tl.json --cycle-time-ms 2 /usr/bin/python3 train.py\n"
+    "  hvdrun --check-build\n"
     "\nExit codes: CMD's own; 1 when mpirun or CMD cannot be started; 2 bad input.\n";
 
 // horovodrun --check-build's report: the frameworks, controllers and tensor operations

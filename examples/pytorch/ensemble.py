@@ -3,7 +3,7 @@
 data (no gradient exchange), and one allgather at the end brings every member's
 predictions on a shared evaluation batch to every rank, which averages them.
 
-    hvdrun -np 3 python3 examples/pytorch/ensemble.py
+    hvdrun -np 3 /usr/bin/python3 examples/pytorch/ensemble.py   (an interpreter with torch: Debian's)
 """
 import argparse
 import os

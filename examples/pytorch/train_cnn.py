@@ -3,8 +3,8 @@
 Horovod PyTorch script (init, pin, scale lr by size, DistributedOptimizer, broadcast,
 rank-0 checkpoint). Only the import differs from Horovod's:
 
-    hvdrun -np 2 python3 examples/pytorch/train_cnn.py --steps 30
-    HVD_RECORD_TRACE=cnn.json python3 examples/pytorch/train_cnn.py   (record the traffic)
+    hvdrun -np 2 /usr/bin/python3 examples/pytorch/train_cnn.py --steps 30   (an interpreter with torch: Debian's)
+    HVD_RECORD_TRACE=cnn.json /usr/bin/python3 examples/pytorch/train_cnn.py   (record the traffic)
     hvdsim scenarios/roce25.json --set workload.trace=cnn.json        (predict at scale)
 """
 import argparse
