@@ -213,6 +213,11 @@ std::optional<ReportDocument> document_from_json(const std::string& text, std::s
     if (what.size() > 200) what = what.substr(0, 200) + "...";
     *error = "invalid JSON at byte " + std::to_string(e.byte) + ": " + what;
     return std::nullopt;
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number beyond double (1e400)
+    std::string what = e.what();
+    if (what.size() > 200) what = what.substr(0, 200) + "...";
+    *error = "invalid JSON: " + what;
+    return std::nullopt;
   }
   if (!json.is_object() || !json.contains("runs") || !json["runs"].is_array()) {
     *error = "not a report: expected an object with a \"runs\" array";

@@ -109,5 +109,13 @@ TEST(ReportRecord, TheReaderNamesThePathOfABadCollective) {
   EXPECT_THROW(run_from_json(j, "outcome"), RecordError);
 }
 
+// A number beyond double (1e400) is an error that says so, not an uncaught exception (hvdview
+// aborted on it).
+TEST(ReportRecord, ANumberBeyondDoubleIsAnError) {
+  std::string error;
+  EXPECT_FALSE(document_from_json(R"({"runs":[{"model":"m","np":1,"images_per_sec":1e400}]})", &error).has_value());
+  EXPECT_NE(error.find("number overflow"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace hvd::report
