@@ -28,6 +28,10 @@ std::optional<Report> LoadReport(const std::string& path, std::string* error) {
     *error = DescribeFileKindProblem(FileKind::kDirectory);
     return std::nullopt;
   }
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    *error = DescribeFileKindProblem(FileKind::kNotRegular);
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     *error = "cannot open";
@@ -50,6 +54,8 @@ std::optional<Report> LoadReport(const std::string& path, std::string* error) {
 FileKind DetectFileKind(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return FileKind::kDirectory;
+  // A FIFO or a device would block the read (or never end): refused before it is opened.
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) return FileKind::kNotRegular;
   std::ifstream in(path, std::ios::binary);
   if (!in) return FileKind::kUnreadable;
   std::string head(65536, '\0');
@@ -82,6 +88,8 @@ std::string DescribeFileKindProblem(FileKind kind) {
       return "cannot open";
     case FileKind::kDirectory:
       return "is a directory, expected a timeline or report file";
+    case FileKind::kNotRegular:
+      return "is not a regular file (a FIFO or a device), expected a timeline or report file";
     case FileKind::kUnknown:
       break;
   }

@@ -35,7 +35,7 @@ struct Report {
 std::optional<Report> LoadReport(const std::string& path, std::string* error);
 
 // What a file holds, judged from its first bytes.
-enum class FileKind { kTimeline, kReport, kEmpty, kUnknown, kUnreadable, kDirectory };
+enum class FileKind { kTimeline, kReport, kEmpty, kUnknown, kUnreadable, kDirectory, kNotRegular };
 FileKind DetectFileKind(const std::string& path);
 
 // The one-line problem of a file that is not a timeline or report ("empty file", "is a

@@ -324,6 +324,10 @@ LoadResult LoadTimelines(const std::vector<std::string>& paths, const LoadOption
       result.errors.push_back({paths[i], 0, "is a directory, expected a timeline file"});
       continue;
     }
+    if (std::filesystem::exists(paths[i], ec) && !std::filesystem::is_regular_file(paths[i], ec)) {
+      result.errors.push_back({paths[i], 0, "is not a regular file (a FIFO or a device), expected a timeline file"});
+      continue;
+    }
     FilePtr file(std::fopen(paths[i].c_str(), "rb"), &std::fclose);
     if (!file) {
       result.errors.push_back({paths[i], 0, std::string("cannot open: ") + std::strerror(errno)});

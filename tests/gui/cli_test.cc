@@ -1,5 +1,6 @@
 // Runs the hvdview binary headless: --screenshot, --export-chart, bad input, bad flags.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <QImage>
@@ -176,6 +177,24 @@ TEST(Cli, DirectoryIsNamedAsSuch) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir + ": is a directory, expected a timeline file"), std::string::npos)
       << r.err;
+}
+
+// A FIFO is refused before it is opened (reading it waited for a writer for ever), as a
+// file to show, a report to chart and a timeline to compare.
+TEST(Cli, FifoIsRefusedWithOneLine) {
+  const std::string fifo = TempPath("cli_fifo");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& args : {"--screenshot " + TempPath("f.png") + " " + fifo,
+                                  "--export-chart " + TempPath("f.png") + " " + fifo}) {
+    RunResult r = RunHvdview(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    ASSERT_EQ(OwnLines(r.err).size(), 1u) << r.err;
+    EXPECT_EQ(OwnLines(r.err)[0], "hvdview: " + fifo + ": is not a regular file (a FIFO or a device), expected a timeline or report file");
+  }
+  RunResult r = RunHvdview("--screenshot " + TempPath("f.png") + " " + DataFile("runtime_small.json") + " --compare " + fifo);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(fifo + ": is not a regular file"), std::string::npos) << r.err;
 }
 
 TEST(Cli, LongNameIsCutWithOneLineAndExit2) {
