@@ -1,5 +1,7 @@
 #include "hvd/report/report.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -38,30 +40,64 @@ const Reference* published(const std::vector<Reference>& reference, const RunRec
 
 }  // namespace
 
+namespace {
+
+// `text` into `path` through a temporary file beside it: every write and the close are
+// checked, and only a complete file is renamed into place. A failed write leaves the
+// previous file (if any) as it was and no partial one.
+Status write_whole(const std::string& path, const std::string& text, std::string* tmp_out = nullptr) {
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return Status::InvalidArgument("cannot write report '" + path + "'");
+    f << text;
+    f.close();
+    if (f.fail()) {
+      std::remove(tmp.c_str());
+      return Status::Internal("error writing report '" + path + "' (disk full?)");
+    }
+  }
+  if (tmp_out) {  // the caller renames it (several files at once)
+    *tmp_out = tmp;
+    return Status::OK();
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::Internal("cannot move the report into '" + path + "'");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status write_json(const std::string& path, const std::string& tool, const std::string& source,
                   const std::vector<RunRecord>& runs, const std::vector<Reference>& reference) {
-  std::ofstream f(path);
-  if (!f) return Status::InvalidArgument("cannot write report '" + path + "'");
-  f << to_json(tool, source, runs, reference).dump(2) << '\n';
-  return f.good() ? Status::OK() : Status::Internal("error writing report '" + path + "'");
+  return write_whole(path, to_json(tool, source, runs, reference).dump(2) + "\n");
 }
 
 Status write_csv(const std::string& path, const std::vector<RunRecord>& runs) {
-  std::ofstream f(path);
-  if (!f) return Status::InvalidArgument("cannot write report '" + path + "'");
-  f << to_csv(runs);
-  return f.good() ? Status::OK() : Status::Internal("error writing report '" + path + "'");
+  return write_whole(path, to_csv(runs));
 }
 
 Status write_report(const std::string& path, const std::string& tool, const std::string& source,
                     const std::vector<RunRecord>& runs, const std::vector<Reference>& reference) {
-  HVD_RETURN_IF_ERROR(write_json(path, tool, source, runs, reference));
   const size_t dot = path.rfind('.');
   const size_t slash = path.rfind('/');
   std::string csv = (dot == std::string::npos || (slash != std::string::npos && dot < slash))
                         ? path + ".csv"
                         : path.substr(0, dot) + ".csv";
-  return write_csv(csv, runs);
+  // Both files are written in full before either replaces what was there.
+  std::string tmp_json, tmp_csv;
+  Status s = write_whole(path, to_json(tool, source, runs, reference).dump(2) + "\n", &tmp_json);
+  if (s.ok()) s = write_whole(csv, to_csv(runs), &tmp_csv);
+  // The CSV first: when it cannot take its place, the JSON report has not been touched yet.
+  if (s.ok() && (std::rename(tmp_csv.c_str(), csv.c_str()) != 0 || std::rename(tmp_json.c_str(), path.c_str()) != 0))
+    s = Status::Internal("cannot move the report into '" + path + "' and '" + csv + "'");
+  if (!s.ok()) {
+    if (!tmp_json.empty()) std::remove(tmp_json.c_str());
+    if (!tmp_csv.empty()) std::remove(tmp_csv.c_str());
+  }
+  return s;
 }
 
 void add_autotune_knobs(const AutotuneState& t, int tuning_steps, std::map<std::string, std::string>* k) {

@@ -2,8 +2,13 @@
 // hvdbench and hvdsim write reads back as the same record (JSON and CSV), and the reader
 // names the path of what is wrong.
 #include "hvd/report/record.h"
+#include "hvd/report/report.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <iterator>
+#include <fstream>
+#include <filesystem>
 
 #include <string>
 
@@ -107,6 +112,29 @@ TEST(ReportRecord, TheReaderNamesThePathOfABadCollective) {
   EXPECT_EQ(run_from_json(j, "runs[0]", RecordParts::kFigures).np, 16);
   j["knobs"]["cycle_time_ms"] = 5;
   EXPECT_THROW(run_from_json(j, "outcome"), RecordError);
+}
+
+// A report whose CSV cannot be written fails and leaves the earlier report as it was, with
+// no partial or temporary file beside it.
+TEST(ReportRecord, AFailedWriteKeepsTheEarlierReport) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("report_keep_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "r.csv");  // the CSV's place is taken by a directory
+  { std::ofstream(dir / "r.json") << "OLD"; }
+  const hvd::Status s = write_report((dir / "r.json").string(), "test", "src", {sample()}, {});
+  EXPECT_FALSE(s.ok());
+  std::ifstream in(dir / "r.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "OLD");
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1) << "a temporary file was left behind";
+  // And a report that can be written replaces it whole.
+  fs::remove_all(dir / "r.csv");
+  EXPECT_TRUE(write_report((dir / "r.json").string(), "test", "src", {sample()}, {}).ok());
+  EXPECT_TRUE(fs::exists(dir / "r.csv"));
+  fs::remove_all(dir);
 }
 
 // A number beyond double (1e400) is an error that says so, not an uncaught exception (hvdview
