@@ -22,6 +22,7 @@ done
 differ=0
 for f in "$ref"/*; do
   b=$(basename "$f")
+  [ -e "$out/$b" ] || { echo "not run here: $b"; continue; }
   if cmp -s "$f" "$out/$b"; then echo "same $b"; else echo "DIFF $b"; differ=1; fi
 done
 exit $differ

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -46,6 +47,10 @@ namespace {
 // checked, and only a complete file is renamed into place. A failed write leaves the
 // previous file (if any) as it was and no partial one.
 Status write_whole(const std::string& path, const std::string& text, std::string* tmp_out = nullptr) {
+  // A device or a FIFO is never replaced by a file renamed over it.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    return Status::InvalidArgument("cannot write report '" + path + "': not a regular file");
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -79,17 +84,19 @@ Status write_csv(const std::string& path, const std::vector<RunRecord>& runs) {
   return write_whole(path, to_csv(runs));
 }
 
-Status write_report(const std::string& path, const std::string& tool, const std::string& source,
-                    const std::vector<RunRecord>& runs, const std::vector<Reference>& reference) {
+std::string csv_path(const std::string& path) {
   const size_t dot = path.rfind('.');
   const size_t slash = path.rfind('/');
-  std::string csv = (dot == std::string::npos || (slash != std::string::npos && dot < slash))
-                        ? path + ".csv"
-                        : path.substr(0, dot) + ".csv";
+  return (dot == std::string::npos || (slash != std::string::npos && dot < slash)) ? path + ".csv"
+                                                                                  : path.substr(0, dot) + ".csv";
+}
+
+Status write_report_files(const std::string& path, const std::string& json, const std::string& csv_text) {
+  const std::string csv = csv_path(path);
   // Both files are written in full before either replaces what was there.
   std::string tmp_json, tmp_csv;
-  Status s = write_whole(path, to_json(tool, source, runs, reference).dump(2) + "\n", &tmp_json);
-  if (s.ok()) s = write_whole(csv, to_csv(runs), &tmp_csv);
+  Status s = write_whole(path, json, &tmp_json);
+  if (s.ok()) s = write_whole(csv, csv_text, &tmp_csv);
   // The CSV first: when it cannot take its place, the JSON report has not been touched yet.
   if (s.ok() && (std::rename(tmp_csv.c_str(), csv.c_str()) != 0 || std::rename(tmp_json.c_str(), path.c_str()) != 0))
     s = Status::Internal("cannot move the report into '" + path + "' and '" + csv + "'");
@@ -98,6 +105,11 @@ Status write_report(const std::string& path, const std::string& tool, const std:
     if (!tmp_csv.empty()) std::remove(tmp_csv.c_str());
   }
   return s;
+}
+
+Status write_report(const std::string& path, const std::string& tool, const std::string& source,
+                    const std::vector<RunRecord>& runs, const std::vector<Reference>& reference) {
+  return write_report_files(path, to_json(tool, source, runs, reference).dump(2) + "\n", to_csv(runs));
 }
 
 void add_autotune_knobs(const AutotuneState& t, int tuning_steps, std::map<std::string, std::string>* k) {

@@ -77,7 +77,7 @@ void RequestRef::write(Writer& w) const {
 // Average is Sum with the results divided by the set's size: lowered here, once, so that
 // negotiation, fusion and every algorithm see a sum and a postscale (as NCCL lowers ncclAvg
 // when a collective is enqueued). OpRequest::average keeps what the caller asked for.
-void lower_average(OpRequest* q, int set_size) {
+static void lower_average(OpRequest* q, int set_size) {
   if (q->reduce_op != ReduceOp::kAverage || (q->op != OpType::kAllreduce && q->op != OpType::kReducescatter)) return;
   q->reduce_op = ReduceOp::kSum;
   q->postscale = q->postscale / set_size;

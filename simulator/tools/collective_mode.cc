@@ -1,12 +1,13 @@
 #include "collective_mode.h"
 
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "core/units.h"
 #include "hvd/sim/collective_sweep.h"
+#include "hvd/report/report.h"
 #include "hvd/sim/nccl_model.h"
 
 namespace hvd::sim {
@@ -56,10 +57,7 @@ Status write_report(const std::string& path, const Scenario& sc, const Collectiv
   const double f = nccl_bus_factor(coll, m.ranks());
   nlohmann::json j = {{"collective", a.collective}, {"np", m.ranks()}, {"nodes", m.nodes},
                       {"scenario", sc.source}, {"nccl_algo", algo}, {"rows", nlohmann::json::array()}};
-  const size_t dot = path.rfind('.'), slash = path.rfind('/');
-  const std::string csv_path = dot == std::string::npos || (slash != std::string::npos && dot < slash)
-                                   ? path + ".csv" : path.substr(0, dot) + ".csv";
-  std::ofstream csv(csv_path);
+  std::ostringstream csv;
   csv << "bytes,count,raw_time_s,raw_algbw_gbps,raw_busbw_gbps,algorithm,protocol,channels,hvd_time_s,hvd_algbw_gbps,hvd_busbw_gbps\n";
   for (const Row& r : rows) {
     const double b = static_cast<double>(r.bytes);
@@ -78,12 +76,7 @@ Status write_report(const std::string& path, const Scenario& sc, const Collectiv
     else csv << ",,";
     csv << "\n";
   }
-  std::ofstream out(path);
-  out << j.dump(2) << "\n";
-  out.close();  // a full disk shows at the flush: check after closing
-  csv.close();
-  if (out.fail() || csv.fail()) return Status::Internal("--report: could not write " + path + " or " + csv_path);
-  return Status::OK();
+  return report::write_report_files(path, j.dump(2) + "\n", csv.str());
 }
 
 }  // namespace

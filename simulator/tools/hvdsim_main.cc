@@ -85,10 +85,7 @@ std::string unwritable(const std::string& path) {
 
 // The report and the CSV written beside it (report::write_report's naming).
 std::string report_problem(const std::string& path) {
-  const size_t dot = path.rfind('.'), slash = path.rfind('/');
-  const std::string csv = dot == std::string::npos || (slash != std::string::npos && dot < slash)
-                              ? path + ".csv"
-                              : path.substr(0, dot) + ".csv";
+  const std::string csv = hvd::report::csv_path(path);
   for (const std::string& f : {path, csv})
     if (const std::string why = unwritable(f); !why.empty())
       return "\"" + f.substr(0, 60) + "\" is not a file hvdsim can write (" + why + ")";

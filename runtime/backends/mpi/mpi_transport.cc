@@ -40,6 +40,26 @@ int world_rank_of(MPI_Comm comm, int peer) {
   return out == MPI_UNDEFINED ? peer : out;
 }
 
+// Polls `done` until it is true (OK) or platform time `deadline` passes (false). Yield-spins
+// for the first 200 us (negotiation answers usually arrive by then), then backs off with
+// short sleeps so a waiting rank leaves the core to its peers.
+template <class Done>
+bool poll_until(double deadline, Done done) {
+  const double start = steady_seconds();
+  double pause = 10e-6;
+  while (!done()) {
+    const double now = steady_seconds();
+    if (now >= deadline) return false;
+    if (now - start < 200e-6) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+      pause = std::min(pause * 2, 100e-6);
+    }
+  }
+  return true;
+}
+
 class MpiRequest final : public Request {
  public:
   /// `sending`, `peer` (a rank of `comm`), `bytes` and `tag` only name the transfer when it
@@ -68,23 +88,9 @@ class MpiRequest final : public Request {
       int rc = MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
       return rc == MPI_SUCCESS ? Status::OK() : Status::Internal("MPI_Waitall failed " + describe());
     }
-    // Yield-spin for the first 200 us (negotiation answers usually arrive by then), then
-    // back off with short sleeps so a waiting rank leaves the core to its peers.
-    const double start = steady_seconds();
-    double pause = 10e-6;
-    while (!test()) {
-      const double now = steady_seconds();
-      if (now >= deadline)
-        return Status::Timeout("MPI transfer timed out " + describe() + " (rank " +
-                               std::to_string(world_rank_of(comm_, peer_)) +
-                               " may have died or stalled)");
-      if (now - start < 200e-6) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(std::chrono::duration<double>(pause));
-        pause = std::min(pause * 2, 100e-6);
-      }
-    }
+    if (!poll_until(deadline, [this] { return test(); }))
+      return Status::Timeout("MPI transfer timed out " + describe() + " (rank " +
+                             std::to_string(world_rank_of(comm_, peer_)) + " may have died or stalled)");
     return Status::OK();
   }
 
@@ -136,18 +142,10 @@ class MpiSizedRecv final : public Request {
       MPI_Mprobe(peer_, tag_, comm_, &msg, &st);
       receive(msg, st);
     }
-    if (!data_) {
-      const double start = steady_seconds();
-      while (!test()) {
-        const double now = steady_seconds();
-        if (now >= deadline)
-          return Status::Timeout("MPI transfer timed out receiving a message from rank " +
-                                 std::to_string(world_rank_of(comm_, peer_)) + " (tag " +
-                                 std::to_string(tag_) + "; it may have died or stalled)");
-        if (now - start < 200e-6) std::this_thread::yield();
-        else std::this_thread::sleep_for(std::chrono::duration<double>(20e-6));
-      }
-    }
+    if (!data_ && !poll_until(deadline, [this] { return data_ != nullptr || test(); }))
+      return Status::Timeout("MPI transfer timed out receiving a message from rank " +
+                             std::to_string(world_rank_of(comm_, peer_)) + " (tag " + std::to_string(tag_) +
+                             "; it may have died or stalled)");
     if (!error_.ok()) return error_;
     Status s = data_->wait(deadline);
     done_ = done_ || s.ok();

@@ -328,6 +328,17 @@ class SimRequest final : public Request {
   std::string failed_;
 };
 
+// Total bytes of `pieces`; *phantom: whether a non-empty piece has no storage (a phantom
+// device's address), which makes the whole message phantom.
+size_t sim_bytes(IoSpan pieces, bool* phantom) {
+  size_t n = 0;
+  for (const IoPiece& p : pieces) {
+    n += p.bytes;
+    *phantom = *phantom || (p.bytes && is_phantom(p.data));
+  }
+  return n;
+}
+
 // A rank's view of one group. It is its own BlockingReceive (control messages: posted and
 // waited for with one engine call) and, when its world moves no bytes, its own
 // TimingCollectives (a ring allreduce as trains, timing_ring.cc) over its TrainLinks.
@@ -356,12 +367,8 @@ class SimTransport final : public Transport, public BlockingReceive, public Timi
   // matches (the control plane's gather forwards its children's blobs that way, without
   // concatenating them).
   std::unique_ptr<Request> isendv(int peer, IoSpan pieces, int tag) override {
-    size_t n = 0;
     bool phantom = false;
-    for (const IoPiece& p : pieces) {
-      n += p.bytes;
-      phantom = phantom || (p.bytes && is_phantom(p.data));
-    }
+    const size_t n = sim_bytes(pieces, &phantom);
     clock_->before_post();
     f_->messages[tag & 7] += 1;
     f_->bytes[tag & 7] += static_cast<double>(n);
@@ -374,11 +381,7 @@ class SimTransport final : public Transport, public BlockingReceive, public Timi
   std::unique_ptr<Request> irecv_into(int peer, const RecvInto& into, int tag) override {
     if (!into.sink && into.pieces.size() != 1) {
       bool phantom = false;
-      size_t n = 0;
-      for (const IoPiece& p : into.pieces) {
-        n += p.bytes;
-        phantom = phantom || (p.bytes && is_phantom(p.data));
-      }
+      const size_t n = sim_bytes(into.pieces, &phantom);
       if (!phantom) return recv_packed(into.pieces, [&](void* d, size_t k) { return irecv(peer, d, k, tag); });
       clock_->before_post();
       (void)touch(tag, into.pieces);

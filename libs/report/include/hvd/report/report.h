@@ -26,6 +26,12 @@ Status write_json(const std::string& path, const std::string& tool, const std::s
 /// Writes the CSV (one line per run) to `path`; with five more columns (seeds and the
 /// lo/hi of images/s and efficiency) when a record has seeds > 1.
 Status write_csv(const std::string& path, const std::vector<RunRecord>& runs);
+/// The CSV written beside the JSON report `path`: the same name with .csv.
+std::string csv_path(const std::string& path);
+/// Writes `json` to `path` and `csv` to csv_path(path), both whole or neither: through
+/// temporary files, every write and close checked, replacing earlier files only when both
+/// are complete.
+Status write_report_files(const std::string& path, const std::string& json, const std::string& csv);
 /// Writes both: `path` as JSON and, next to it, the same name with .csv.
 Status write_report(const std::string& path, const std::string& tool, const std::string& source,
                     const std::vector<RunRecord>& runs, const std::vector<Reference>& reference = {});
