@@ -39,10 +39,15 @@ constexpr const char* kH200 = "NVIDIA H200 datasheet (2024, 'NVIDIA H200 Tensor 
 // CUDA 13.0, 2026-11-25): the backend's copy moved 2092 GB/s of tensor (4.18 TB/s through
 // memory, as cudaMemcpyAsync), its float32 reduce kernel 1380 GB/s (4.14 TB/s): 0.87 and
 // 0.86 of the 4.8 TB/s datasheet figure.
+// The same on one H100 SXM5 80GB HBM3 (2026-11-26): copy 1487 GB/s (2.97 TB/s), reduce
+// 974 GB/s (2.92 TB/s): 0.89 and 0.87 of 3.35 TB/s (docs/data/calibration_h100.json).
 constexpr double kHopperMemoryEfficiency = 0.87;
 constexpr const char* kHopperMeasured =
     "measured on an H200 SXM (hvdbench --calibrate --device gpu, 2026-11-25): copies 0.87, "
     "float32 reduce 0.86 of the datasheet bandwidth";
+constexpr const char* kH100Measured =
+    "measured on an H100 SXM5 (hvdbench --calibrate --device gpu, 2026-11-26): copies 0.89, "
+    "float32 reduce 0.87 of the datasheet bandwidth";
 
 std::vector<GpuSpec> build_catalog() {
   std::vector<GpuSpec> c;
@@ -63,14 +68,16 @@ std::vector<GpuSpec> build_catalog() {
   c.push_back(gpu("H100-PCIe", {}, "H100 PCIe 80 GB (NVLink bridge: 2 GPUs)", 51, 756, 80, 2000,
                   128, 600, kH100));
   c.push_back(gpu("H200-SXM", {"H200"}, "H200 SXM 141 GB", 67, 989.4, 141, 4800, 128, 900, kH200));
-  // Hopper's memory efficiency: measured on the H200; the H100s share its memory system
-  // design (HBM3 instead of HBM3e), so they take the same fraction until measured.
+  // Hopper's memory efficiency: 0.87, the reduce fraction measured on both the H200 and the
+  // H100 SXM5 (the reduce is the kernel a ring allreduce spends its device time in); the
+  // H100 PCIe shares the memory system and takes the same fraction, not measured.
   for (GpuSpec& g : c)
     if (g.name.rfind("H1", 0) == 0 || g.name.rfind("H2", 0) == 0) {
       g.memory_efficiency = kHopperMemoryEfficiency;
       g.memory_efficiency_source =
-          g.name == "H200-SXM" ? kHopperMeasured
-                               : std::string(kHopperMeasured) + "; same Hopper memory system, not measured on an H100";
+          g.name == "H200-SXM"    ? kHopperMeasured
+          : g.name == "H100-SXM5" ? kH100Measured
+                                  : std::string(kH100Measured) + "; same memory system, not measured on a PCIe card";
     }
   // Measured tf_cnn_benchmarks fp32 batch-64 ResNet-101 training throughput per GPU:
   // Pascal 119.4 images/s (Horovod README, 2017) vs V100 202.78 (horovod issue #416).
