@@ -32,7 +32,7 @@ int list_models() {
 // Checks what can be checked before any rank starts, so bad input fails once, fast.
 int validate_before_launch(const hb::Options& o) {
   if (!o.model.empty()) {
-    wl::Result<wl::ModelTrace> t = wl::find_model(o.model);
+    wl::Result<wl::ModelTrace> t = wl::find_model(o.model, o.seq_len);
     if (!t) {
       std::cerr << "hvdbench: " << t.error() << "\n";
       return hb::kExitBadInput;

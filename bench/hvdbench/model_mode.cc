@@ -59,13 +59,18 @@ std::string check_host_memory(const wl::ModelTrace& trace, const Options& o) {
 wl::Result<wl::StepPlan> plan_for(const wl::ModelTrace& trace, const Options& o) {
   if (std::string e = check_host_memory(trace, o); !e.empty()) return wl::Error{e};
   double scale = o.compute_scale;
+  wl::Result<wl::Precision> precision = wl::parse_precision(o.precision);
+  if (!precision) return wl::Error{"--precision: " + precision.error()};
+  if (*precision != wl::Precision::kFp32 && o.gpu.empty())
+    return wl::Error{"--precision " + o.precision + " needs --gpu (the GPU whose measured " + o.precision +
+                     " throughput times the step)"};
   if (!o.gpu.empty()) {
-    wl::Result<double> g = wl::compute_scale(trace.reference_gpu, o.gpu);
+    wl::Result<wl::ComputeSpeed> g = wl::compute_speed(trace, o.gpu, *precision);
     if (!g) return wl::Error{"--gpu: " + g.error()};
-    scale *= *g;
+    scale *= g->scale;
   }
   wl::Result<wl::StepPlan> plan =
-      wl::make_step_plan(trace, scale, o.batch_size > 0 ? o.batch_size : trace.reference_batch);
+      wl::make_step_plan(trace, scale, o.batch_size > 0 ? o.batch_size : trace.reference_batch, *precision);
   // A step that would compute for more than a day is bad input, not a run to wait for.
   constexpr double kMaxStepSeconds = 86400;
   if (plan && !(plan->step_s * o.accumulation_steps <= kMaxStepSeconds)) {
@@ -305,7 +310,7 @@ report::RunRecord summarise_run(const Options& o, const wl::ModelTrace& trace,
 }
 
 int run_model_mode(const Options& o, bool mpi) {
-  wl::Result<wl::ModelTrace> trace = wl::find_model(o.model);
+  wl::Result<wl::ModelTrace> trace = wl::find_model(o.model, o.seq_len);
   if (!trace) {
     std::cerr << "hvdbench: " << trace.error() << "\n";
     return kExitBadInput;

@@ -99,6 +99,14 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
   const char* model = "Model mode";
   app->add_option("--gpu", o->gpu, "scale compute from the trace's reference GPU to this one")
       ->group(model);
+  app->add_option("--precision", o->precision,
+                  "fp32 (default), tf32, fp16 or bf16: the --gpu's measured throughput in it, and "
+                  "2-byte gradients under fp16/bf16")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))
+      ->group(model);
+  app->add_option("--seq-len", o->seq_len, "sequence length of bert-large or gpt2-xl (default: 128, 1024)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->group(model);
   app->add_option("--compute-scale", o->compute_scale,
                   "multiply compute times by this (default 1; with --gpu: on top)")
       ->group(model);

@@ -35,6 +35,8 @@ struct Options {
                                    ///< (device memory, NCCL backend); both modes
   // Model mode.
   std::string gpu;                 ///< catalogue GPU to scale compute to ("" = trace's reference)
+  std::string precision = "fp32";  ///< fp32, tf32, fp16, bf16: compute speed and gradient bytes
+  int seq_len = 0;                 ///< sequence length of a built-in transformer (0: its own)
   double compute_scale = 1.0;      ///< extra multiplier of compute times
   int batch_size = 0;              ///< per-rank batch (0 = the trace's reference batch)
   int warmup = 2;                  ///< warm-up steps

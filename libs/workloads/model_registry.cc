@@ -13,17 +13,18 @@ namespace {
 
 struct Builtin {
   const char* name;
-  std::function<ModelTrace()> build;
+  std::function<ModelTrace(int seq)> build;  ///< seq 0: the model's own length
+  int max_seq = 0;                           ///< longest sequence (0: not a sequence model)
 };
 
 const std::vector<Builtin>& builtins() {
   static const std::vector<Builtin> list = {
-      {"resnet50", [] { return resnet50_trace(); }},
-      {"resnet101", [] { return resnet101_trace(); }},
-      {"vgg16", [] { return vgg16_trace(); }},
-      {"inception3", [] { return inception3_trace(); }},
-      {"bert-large", [] { return bert_large_trace(); }},
-      {"gpt2-xl", [] { return gpt2_xl_trace(); }},
+      {"resnet50", [](int) { return resnet50_trace(); }},
+      {"resnet101", [](int) { return resnet101_trace(); }},
+      {"vgg16", [](int) { return vgg16_trace(); }},
+      {"inception3", [](int) { return inception3_trace(); }},
+      {"bert-large", [](int s) { return s > 0 ? bert_large_trace(s) : bert_large_trace(); }, kBertMaxSeq},
+      {"gpt2-xl", [](int s) { return s > 0 ? gpt2_xl_trace(s) : gpt2_xl_trace(); }, kGpt2MaxSeq},
   };
   return list;
 }
@@ -47,17 +48,37 @@ const std::vector<std::string>& builtin_model_names() {
 std::vector<ModelInfo> list_models() {
   std::vector<ModelInfo> out;
   for (const auto& b : builtins()) {
-    const ModelTrace t = b.build();
+    const ModelTrace t = b.build(0);
     out.push_back(ModelInfo{t.name, t.description, t.params, t.tensor_count()});
   }
   return out;
 }
 
-Result<ModelTrace> find_model(std::string_view name) {
+Result<ModelTrace> find_model(std::string_view name, int seq_len) {
+  if (seq_len < 0) return Error{"sequence length " + std::to_string(seq_len) + " is not a positive integer"};
+  std::string sequence_models;
   for (const auto& b : builtins()) {
-    if (name == b.name) return b.build();
+    if (b.max_seq > 0) sequence_models += (sequence_models.empty() ? "" : ", ") + std::string(b.name);
   }
-  if (looks_like_path(name)) return load_trace_file(std::string(name));
+  for (const auto& b : builtins()) {
+    if (name != b.name) continue;
+    if (seq_len > 0 && b.max_seq == 0) {
+      return Error{"a sequence length applies to the transformer models (" + sequence_models + "), not to " +
+                   b.name};
+    }
+    if (seq_len > b.max_seq) {
+      return Error{"sequence length " + std::to_string(seq_len) + " is beyond " + b.name + "'s " +
+                   std::to_string(b.max_seq) + " positions"};
+    }
+    return b.build(seq_len);
+  }
+  if (looks_like_path(name)) {
+    if (seq_len > 0) {
+      return Error{"a sequence length applies to the built-in transformer models (" + sequence_models +
+                   "); a trace file is timed at its own length"};
+    }
+    return load_trace_file(std::string(name));
+  }
   std::string known;
   for (const auto& n : builtin_model_names()) known += (known.empty() ? "" : ", ") + n;
   return Error{"unknown model '" + cut_text(name) + "'; known models: " + known +

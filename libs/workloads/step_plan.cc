@@ -7,7 +7,8 @@
 
 namespace hvd::workloads {
 
-Result<StepPlan> make_step_plan(const ModelTrace& trace, double compute_scale, int batch) {
+Result<StepPlan> make_step_plan(const ModelTrace& trace, double compute_scale, int batch,
+                                Precision precision) {
   if (!(compute_scale > 0) || !std::isfinite(compute_scale)) {
     return Error{"compute scale " + std::to_string(compute_scale) + " is not a number > 0"};
   }
@@ -38,16 +39,18 @@ Result<StepPlan> make_step_plan(const ModelTrace& trace, double compute_scale, i
   }
   for (std::size_t i = 0; i < trace.tensors.size(); ++i) {
     const TensorSpec& t = trace.tensors[i];
-    plan.tensors.push_back(TensorReady{i, t.name, t.elements, t.elements * dtype_size(t.dtype),
-                                       t.dtype, t.ready_s * plan.time_scale});
+    const std::string dtype = gradient_dtype(precision, t.dtype);
+    plan.tensors.push_back(TensorReady{i, t.name, t.elements, t.elements * dtype_size(dtype), dtype,
+                                       t.ready_s * plan.time_scale});
   }
   return plan;
 }
 
-Result<StepPlan> make_step_plan(const ModelTrace& trace, std::string_view gpu, int batch) {
-  Result<double> scale = compute_scale(trace.reference_gpu, gpu);
-  if (!scale) return Error{scale.error()};
-  return make_step_plan(trace, *scale, batch);
+Result<StepPlan> make_step_plan(const ModelTrace& trace, std::string_view gpu, int batch,
+                                Precision precision) {
+  Result<ComputeSpeed> speed = compute_speed(trace, gpu, precision);
+  if (!speed) return Error{speed.error()};
+  return make_step_plan(trace, speed->scale, batch, precision);
 }
 
 }  // namespace hvd::workloads

@@ -144,7 +144,7 @@ std::int64_t TraceParser::positive_int(const json& v, const std::string& path) c
 void TraceParser::parse_header(const json& root, ModelTrace& t) const {
   check_keys(root, "",
              {"$schema", "format", "version", "name", "description", "sample_unit", "reference_gpu",
-              "reference_batch", "reference_samples_per_sec", "reference_source", "compute_model",
+              "reference_batch", "seq_len", "reference_samples_per_sec", "reference_source", "compute_model",
               "params", "fwd_s", "bwd_s", "step_s", "layers", "tensors"});
   if (const json* f = get(root, "", "format", false, "")) {
     if (*f != kTraceFormat) bad("format", *f, "\"" + std::string(kTraceFormat) + "\"");
@@ -167,6 +167,11 @@ void TraceParser::parse_header(const json& root, ModelTrace& t) const {
   const std::int64_t b = positive_int(*batch, "reference_batch");
   if (b > 1 << 30) bad("reference_batch", *batch, "a batch size below 2^30");
   t.reference_batch = static_cast<int>(b);
+  if (const json* s = get(root, "", "seq_len", false, "")) {
+    const std::int64_t n = positive_int(*s, "seq_len");
+    if (n > 1 << 20) bad("seq_len", *s, "a sequence length of at most 2^20 tokens");
+    t.seq_len = static_cast<int>(n);
+  }
   t.reference_source = text(root, "", "reference_source", false);
   t.compute_model = text(root, "", "compute_model", false);
 }

@@ -18,6 +18,7 @@ std::string to_json(const ModelTrace& trace, int indent) {
   root["sample_unit"] = trace.sample_unit;
   root["reference_gpu"] = trace.reference_gpu;
   root["reference_batch"] = trace.reference_batch;
+  if (trace.seq_len > 0) root["seq_len"] = trace.seq_len;
   root["reference_samples_per_sec"] = trace.reference_samples_per_sec;
   root["reference_source"] = trace.reference_source;
   root["compute_model"] = trace.compute_model;

@@ -47,6 +47,7 @@ class TransformerBuilder {
     trace_.sample_unit = "sequences";
     trace_.reference_gpu = "P100";
     trace_.reference_batch = reference_batch;
+    trace_.seq_len = seq_;
     const double peak = find_gpu("P100").value().fp32_tflops * 1e12;
     double bwd = 0;  // first layer (embeddings) has no FLOPs, so backward is exactly 2x
     for (std::size_t i = 0; i < trace_.layers.size(); ++i) {
@@ -105,10 +106,10 @@ void bert_layer(TransformerBuilder& b, int index, std::int64_t d, std::int64_t f
 
 }  // namespace
 
-ModelTrace bert_large_trace() {
-  constexpr std::int64_t kVocab = 30522, kD = 1024, kFfn = 4096, kPositions = 512, kTypes = 2;
-  constexpr int kLayers = 24, kSeq = 128;
-  TransformerBuilder b(kSeq);
+ModelTrace bert_large_trace(int seq) {
+  constexpr std::int64_t kVocab = 30522, kD = 1024, kFfn = 4096, kPositions = kBertMaxSeq, kTypes = 2;
+  constexpr int kLayers = 24;
+  TransformerBuilder b(seq);
   b.layer("bert.embeddings", "embedding");
   b.param("bert.embeddings.word_embeddings.weight", {kVocab, kD});
   b.param("bert.embeddings.position_embeddings.weight", {kPositions, kD});
@@ -119,20 +120,21 @@ ModelTrace bert_large_trace() {
   linear(b, "bert.pooler.dense", kD, kD, 1);  // [CLS] token only
   b.layer("cls", "head");
   b.param("cls.predictions.bias", {kVocab});  // decoder weight is tied to word_embeddings
-  linear(b, "cls.predictions.transform.dense", kD, kD, kSeq);
+  linear(b, "cls.predictions.transform.dense", kD, kD, seq);
   layer_norm(b, "cls.predictions.transform.LayerNorm", kD);
-  b.matmul(kSeq, kD, kVocab);  // MLM decoder over every position (as BertForPreTraining does)
+  b.matmul(seq, kD, kVocab);  // MLM decoder over every position (as BertForPreTraining does)
   linear(b, "cls.seq_relationship", kD, 2, 1);
   ModelTrace t = std::move(b).finish(64);
   t.name = "bert-large";
-  t.description = "BERT-Large uncased pre-training (BertForPreTraining), seq 128, 336M params";
+  t.description = "BERT-Large uncased pre-training (BertForPreTraining), seq " + std::to_string(seq) +
+                  ", 336M params";
   return t;
 }
 
-ModelTrace gpt2_xl_trace() {
-  constexpr std::int64_t kVocab = 50257, kD = 1600, kPositions = 1024;
-  constexpr int kLayers = 48, kSeq = 1024;
-  TransformerBuilder b(kSeq);
+ModelTrace gpt2_xl_trace(int seq) {
+  constexpr std::int64_t kVocab = 50257, kD = 1600, kPositions = kGpt2MaxSeq;
+  constexpr int kLayers = 48;
+  TransformerBuilder b(seq);
   b.layer("transformer.embeddings", "embedding");
   b.param("transformer.wte.weight", {kVocab, kD});
   b.param("transformer.wpe.weight", {kPositions, kD});
@@ -143,26 +145,26 @@ ModelTrace gpt2_xl_trace() {
     // GPT-2 Conv1D stores weights [in, out].
     b.param(p + ".attn.c_attn.weight", {kD, 3 * kD});
     b.param(p + ".attn.c_attn.bias", {3 * kD});
-    b.matmul(kSeq, kD, 3 * kD);
+    b.matmul(seq, kD, 3 * kD);
     b.attention(kD);
     b.param(p + ".attn.c_proj.weight", {kD, kD});
     b.param(p + ".attn.c_proj.bias", {kD});
-    b.matmul(kSeq, kD, kD);
+    b.matmul(seq, kD, kD);
     layer_norm(b, p + ".ln_2", kD);
     b.param(p + ".mlp.c_fc.weight", {kD, 4 * kD});
     b.param(p + ".mlp.c_fc.bias", {4 * kD});
     b.param(p + ".mlp.c_proj.weight", {4 * kD, kD});
     b.param(p + ".mlp.c_proj.bias", {kD});
-    b.matmul(kSeq, kD, 4 * kD);
-    b.matmul(kSeq, 4 * kD, kD);
+    b.matmul(seq, kD, 4 * kD);
+    b.matmul(seq, 4 * kD, kD);
   }
   b.layer("transformer.ln_f", "layer_norm");
   layer_norm(b, "transformer.ln_f", kD);
   b.layer("lm_head", "head");  // weight tied to transformer.wte: no tensor of its own
-  b.matmul(kSeq, kD, kVocab);
+  b.matmul(seq, kD, kVocab);
   ModelTrace t = std::move(b).finish(8);
   t.name = "gpt2-xl";
-  t.description = "GPT-2 XL (GPT2LMHeadModel), seq 1024, 1.56B params";
+  t.description = "GPT-2 XL (GPT2LMHeadModel), seq " + std::to_string(seq) + ", 1.56B params";
   return t;
 }
 

@@ -59,6 +59,11 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   expect_bad_input("--model resnet50 --batch-size 1000000000", "is longer than a day");
   expect_bad_input("--model resnet50 --compute-scale 1e12", "is longer than a day");
   expect_bad_input("--model resnet50 --accumulation-steps 4096 --batch-size 100000", "is longer than a day");
+  expect_bad_input("--model resnet50 --precision fp16", "needs --gpu");
+  expect_bad_input("--model resnet50 --precision fp8", "--precision");
+  expect_bad_input("--model resnet50 --gpu V100 --precision tf32", "Ampere");
+  expect_bad_input("--model resnet50 --seq-len 128", "transformer models");
+  expect_bad_input("--model bert-large --seq-len 1000", "512 positions");
   expect_bad_input("--model /dev/zero", "/dev/zero: is not a regular file");
   expect_bad_input("--model /tmp", "/tmp: is not a regular file");
 }
@@ -116,6 +121,26 @@ TEST(Cli, HelpAndListModels) {
   EXPECT_EQ(l.code, 0);
   EXPECT_NE(l.out.find("resnet101"), std::string::npos);
   EXPECT_NE(l.out.find("gpt2-xl"), std::string::npos);
+}
+
+// --precision fp16 --gpu A100: one A100's measured-based rate, and 2-byte gradients (half the
+// bytes of fp32 per step).
+TEST(Cli, PrecisionSetsRateAndGradientBytes) {
+  Outcome fp16 = run_hvdbench("--model bert-large --gpu A100 --precision fp16 --steps 1 --warmup 0 -q");
+  Outcome fp32 = run_hvdbench("--model bert-large --gpu A100 --steps 1 --warmup 0 -q");
+  ASSERT_EQ(fp16.code, 0) << fp16.err;
+  ASSERT_EQ(fp32.code, 0) << fp32.err;
+  auto mib = [](const std::string& out) {
+    const auto at = out.find("calls, ");
+    return at == std::string::npos ? 0.0 : std::stod(out.substr(at + 7));
+  };
+  ASSERT_GT(mib(fp32.out), 0) << fp32.out;
+  EXPECT_NEAR(mib(fp16.out), mib(fp32.out) / 2, 0.1) << fp16.out;
+  const auto rate = [](const std::string& out) {
+    const auto at = out.find("np=1: ");
+    return at == std::string::npos ? 0.0 : std::stod(out.substr(at + 6));
+  };
+  EXPECT_NEAR(rate(fp16.out), 850.7 * 152 / 301, 0.05 * 850.7 * 152 / 301) << fp16.out;
 }
 
 TEST(Cli, InProcessModelRunWritesTheReport) {

@@ -406,7 +406,7 @@ constexpr double kMaxStepSeconds = 86400;
 void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   const std::string path = "workload";
   only_keys(j, path, {"models", "model", "trace", "batch_size", "steps", "warmup_steps", "optimizer_time", "max_tuning_steps",
-                      "accumulation_steps"});
+                      "accumulation_steps", "precision", "seq_len"});
   w->models.clear();
   if (j.contains("model") && j.contains("models"))  // which one was meant?
     fail("workload.model", j["model"], "allowed beside workload.models (give one of the two)");
@@ -431,6 +431,9 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   w->optimizer_s = get_seconds(j, path, "optimizer_time", w->optimizer_s, 3600, "3600s");
   w->max_tuning_steps = get_int(j, path, "max_tuning_steps", w->max_tuning_steps, 0, 100000);
   w->accumulation_steps = get_int(j, path, "accumulation_steps", w->accumulation_steps, 1, 4096);
+  w->precision = *workloads::parse_precision(
+      get_string(j, path, "precision", workloads::precision_name(w->precision), {"fp32", "tf32", "fp16", "bf16"}));
+  w->seq_len = get_int(j, path, "seq_len", w->seq_len, 0, 1 << 20);
   // The slowest GPU: the slowest straggler, and cluster.gpu_speed_cv's draws (clamped at
   // 3.5 standard deviations, ClusterSpec::gpu_slowdown).
   double slowest = 1 + 3.5 * std::max(0.0, c.gpu_speed_cv);
@@ -438,14 +441,19 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   for (const auto& [rank, speed] : c.gpu_speed) min_speed = std::min(min_speed, speed);
   slowest /= min_speed;
   for (size_t i = 0; i < w->models.size(); ++i) {
-    auto t = workloads::find_model(w->models[i]);
+    auto t = workloads::find_model(w->models[i], w->seq_len);
+    if (!t && w->seq_len > 0 && workloads::find_model(w->models[i]))
+      fail("workload.seq_len", w->seq_len, "a length for every model of the workload: " + cut(t.error(), 200));
     if (!t) {
       const std::string where = j.contains("trace")   ? std::string("workload.trace")
                                 : j.contains("model") ? std::string("workload.model")
                                                       : "workload.models[" + std::to_string(i) + "]";
       throw ScenarioError(where, show_json(w->models[i]) + " is not " + known_model(t.error()));
     }
-    auto plan = workloads::make_step_plan(*t, c.gpu, w->batch_size);
+    auto plan = workloads::make_step_plan(*t, c.gpu, w->batch_size, w->precision);
+    if (!plan && w->precision != workloads::Precision::kFp32)
+      fail("workload.precision", workloads::precision_name(w->precision), "a precision known for " + t->name +
+           " on " + c.gpu + ": " + cut(plan.error(), 300));
     if (!plan) continue;  // the run says why
     const double step = plan->step_s * slowest * w->accumulation_steps + w->optimizer_s;
     if (!(step <= kMaxStepSeconds)) {

@@ -140,20 +140,22 @@ std::string timeline_name(const std::string& model, int np, const std::string& l
 Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
                     const RunOptions& opts, RunOutcome* out) {
   const auto wall0 = std::chrono::steady_clock::now();
-  auto trace = workloads::find_model(model);
+  auto trace = workloads::find_model(model, pt.workload.seq_len);
   if (!trace) return Status::InvalidArgument(trace.error());
-  auto plan = workloads::make_step_plan(*trace, pt.cluster.gpu, pt.workload.batch_size);
+  const workloads::Precision precision = pt.workload.precision;
+  auto plan = workloads::make_step_plan(*trace, pt.cluster.gpu, pt.workload.batch_size, precision);
   if (!plan) return Status::InvalidArgument(plan.error());
   // Each GPU computes at its own speed (cluster.gpu_speed_cv): its own step times. Ranks
   // share the plan (names, sizes) and keep only their times: a plan per rank was ~75 KiB
   // of names for ResNet-101 (300 MB at 4,096 ranks).
-  auto scale = workloads::compute_scale(trace->reference_gpu, pt.cluster.gpu);
-  if (!scale) return Status::InvalidArgument(scale.error());
+  auto speed = workloads::compute_speed(*trace, pt.cluster.gpu, precision);
+  if (!speed) return Status::InvalidArgument(speed.error());
+  const double scale = speed->scale;
   std::vector<std::optional<replay::StepTiming>> timings(static_cast<size_t>(np));
   for (int r = 0; r < np; ++r) {
     const double f = pt.cluster.gpu_slowdown(r);
     if (f == 1.0) continue;
-    auto pr = workloads::make_step_plan(*trace, *scale * f, pt.workload.batch_size);
+    auto pr = workloads::make_step_plan(*trace, scale * f, pt.workload.batch_size, precision);
     if (!pr) return Status::InvalidArgument(pr.error());
     timings[static_cast<size_t>(r)] = replay::timing_of(*pr);
   }

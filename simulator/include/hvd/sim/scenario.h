@@ -13,6 +13,7 @@
 #include "hvd/report/report.h"
 #include "hvd/sim/cluster.h"
 #include "hvd/status.h"
+#include "hvd/workloads/precision.h"
 
 namespace hvd::sim {
 
@@ -24,6 +25,8 @@ struct WorkloadSpec {
   int warmup_steps = 1;             ///< steps before measuring
   double optimizer_s = 0;           ///< optimizer update per step (seconds)
   int accumulation_steps = 1;       ///< micro-batches per allreduce (backward_passes_per_step)
+  workloads::Precision precision = workloads::Precision::kFp32;  ///< compute and gradient bytes
+  int seq_len = 0;                  ///< transformer sequence length (0: the model's own)
   int max_tuning_steps = 200;       ///< runtime.autotune: unmeasured steps allowed for tuning
 };
 

@@ -24,6 +24,8 @@ const std::vector<std::string>& builtin_model_names();
 /// The built-in models with their sizes.
 std::vector<ModelInfo> list_models();
 /// A built-in model by name, or a trace file when `name` ends in ".json" or contains '/'.
-Result<ModelTrace> find_model(std::string_view name);
+/// `seq_len` > 0 rebuilds a built-in transformer at that sequence length (an error for the
+/// CNNs, for trace files and beyond the model's position embeddings).
+Result<ModelTrace> find_model(std::string_view name, int seq_len = 0);
 
 }  // namespace hvd::workloads

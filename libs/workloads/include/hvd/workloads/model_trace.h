@@ -38,6 +38,7 @@ struct ModelTrace {
   std::string sample_unit = "images";      ///< "images", "sequences" or "samples"
   std::string reference_gpu = "P100";      ///< GPU the times are for (see gpu_catalog.h)
   int reference_batch = 64;                ///< per-GPU batch the times are for
+  int seq_len = 0;                         ///< tokens per sequence (transformers; 0: none)
   std::int64_t params = 0;                 ///< total elements over all tensors
   double fwd_s = 0.0;                      ///< forward time per step (sum of layer fwd_s)
   double bwd_s = 0.0;                      ///< backward time per step (sum of layer bwd_s)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hvd/workloads/model_trace.h"
+#include "hvd/workloads/precision.h"
 #include "hvd/workloads/result.h"
 
 namespace hvd::workloads {
@@ -41,9 +42,12 @@ struct StepPlan {
   std::vector<TensorReady> tensors;  ///< gradient-ready order
 };
 
-/// Scales the trace's times by `compute_scale` x batch / reference_batch (linear in batch).
-Result<StepPlan> make_step_plan(const ModelTrace& trace, double compute_scale, int batch);
-/// Same, with the scale from compute_scale(trace.reference_gpu, gpu).
-Result<StepPlan> make_step_plan(const ModelTrace& trace, std::string_view gpu, int batch);
+/// Scales the trace's times by `compute_scale` x batch / reference_batch (linear in batch);
+/// under fp16/bf16 the float32 gradients become 2-byte tensors (gradient_dtype).
+Result<StepPlan> make_step_plan(const ModelTrace& trace, double compute_scale, int batch,
+                                Precision precision = Precision::kFp32);
+/// Same, with the scale from compute_speed(trace, gpu, precision).
+Result<StepPlan> make_step_plan(const ModelTrace& trace, std::string_view gpu, int batch,
+                                Precision precision = Precision::kFp32);
 
 }  // namespace hvd::workloads
