@@ -212,8 +212,21 @@ int check_files(const hvd::sim::Scenario& sc, const Args& a) {
   return 0;
 }
 
+// -q: the simulated ranks' warnings (a stall warning every 60 simulated seconds of a run on an
+// absurd network is thousands of lines) are quiet too, unless the scenario sets a log level.
+hvd::sim::Scenario quieted(const hvd::sim::Scenario& sc) {
+  hvd::sim::Scenario q = sc;
+  for (auto& pt : q.points) {
+    bool set = false;
+    for (const char* k : {"log_level", "LOG_LEVEL", "HVD_LOG_LEVEL", "HOROVOD_LOG_LEVEL"}) set = set || pt.knobs.count(k);
+    if (!set) pt.config.log_level = "error";
+  }
+  return q;
+}
+
 // The training runs of the scenario (all of them, or this MPI rank's / --shard's share).
-int run_training(const hvd::sim::Scenario& sc, const Args& a, hvd::sim::Spread& spread) {
+int run_training(const hvd::sim::Scenario& scenario, const Args& a, hvd::sim::Spread& spread) {
+  const hvd::sim::Scenario sc = a.quiet ? quieted(scenario) : scenario;
   hvd::sim::RunOptions opts;
   opts.timeline_dir = a.timeline_dir;
   opts.with_data = a.with_data;

@@ -325,3 +325,25 @@ TEST(HostileInput, HvdsimRunsAModelSetOverModelsOnce) {
 
 }  // namespace
 }  // namespace hvd::sim
+
+namespace hvd::sim {
+namespace {
+
+// A 1 Kbps network stalls every rank for a million simulated seconds: with -q the ranks'
+// stall warnings (one per rank every 60 simulated seconds) stay quiet, the run's own lines
+// remain; a scenario that sets runtime.log_level still gets what it asked for.
+TEST(HostileInput, QuietSilencesTheRanksStallWarnings) {
+  const std::string run = std::string(HVD_SOURCE_DIR) +
+                          "/scenarios/roce25.json -q --set cluster.network.bandwidth=1Kbps "
+                          "--set 'sweep.np=[8]' --set 'workload.models=[\"resnet101\"]'";
+  std::string err;
+  run_hvdsim(run, &err);
+  EXPECT_LT(std::count(err.begin(), err.end(), '\n'), 10) << err.substr(0, 2000);
+  EXPECT_NE(err.find("time_limit"), std::string::npos) << err.substr(0, 2000);
+  EXPECT_EQ(err.find("WARNING"), std::string::npos) << err.substr(0, 2000);
+  run_hvdsim(run + " --set runtime.log_level=warning", &err);
+  EXPECT_NE(err.find("WARNING"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hvd::sim
