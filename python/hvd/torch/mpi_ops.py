@@ -346,7 +346,8 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
     _check_tensor(tensor, "allreduce_async")
     if compression is not None:
         tensor, ctx = compression.compress(tensor)
-    if tensor.dtype in _NATIVE and tensor.is_contiguous() and tensor.dtype not in _INTEGER:
+    host = _host_scaling([tensor.dtype], op, prescale_factor, postscale_factor, process_set)[3]
+    if tensor.dtype in _NATIVE and tensor.is_contiguous() and host is None:
         out = torch.empty_like(tensor, memory_format=torch.contiguous_format)
         h = _core.allreduce_async(_name("allreduce", name, process_set), tensor.data_ptr(), out.data_ptr(),
                                   _NATIVE[tensor.dtype], list(tensor.shape), op,
