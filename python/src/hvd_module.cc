@@ -125,6 +125,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("local_size", &hvd::local_size);
   m.def("cross_rank", &hvd::cross_rank);
   m.def("cross_size", &hvd::cross_size);
+  m.def("start_timeline", [](const std::string& path, bool mark_cycles) {
+    check(rt().start_timeline(path, mark_cycles));
+  });
+  m.def("stop_timeline", [] { check(rt().stop_timeline()); });
   m.def("stall_shutdown_time", [] { return rt().config().stall_shutdown_time_s; });
 
   m.def("allreduce_async", [](const std::string& name, uintptr_t in, uintptr_t out, const std::string& dtype,

@@ -207,6 +207,10 @@ Status Runtime::add_process_set(const std::vector<int>& ranks, int* id) {
 }
 
 Status Runtime::remove_process_set(int id) { return impl_->remove_process_set(id); }
+Status Runtime::start_timeline(const std::string& path, bool mark_cycles) {
+  return impl_->start_timeline(path, mark_cycles);
+}
+Status Runtime::stop_timeline() { return impl_->stop_timeline(); }
 
 Status start_runtime(const RuntimeOptions& opts, std::unique_ptr<Runtime>* out) {
   auto rt = std::make_unique<Runtime>(opts);

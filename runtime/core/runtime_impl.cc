@@ -86,11 +86,14 @@ Status RuntimeImpl::start() {
   Transport& t = *opts_.transport;
   HVD_ASSIGN_OR_RETURN(const double origin, agree_on_start(t, *opts_.platform, log_, opts_.config));
   if (opts_.time_origin == 0) opts_.time_origin = origin;
-  timeline_ = opts_.timeline;
-  if (!timeline_ && !opts_.config.timeline.empty()) {
-    HVD_ASSIGN_OR_RETURN(own_timeline_, TimelineWriter::open(timeline_rank_path(opts_.config.timeline, t.rank())));
-    timeline_ = own_timeline_.get();
+  live_timeline_.reset();
+  live_mark_cycles_ = opts_.config.timeline_mark_cycles;
+  if (!opts_.timeline && !opts_.config.timeline.empty()) {
+    HVD_ASSIGN_OR_RETURN(std::unique_ptr<TimelineWriter> own,
+                         TimelineWriter::open(timeline_rank_path(opts_.config.timeline, t.rank())));
+    live_timeline_ = std::move(own);
   }
+  snapshot_timeline_locked();  // no other thread runs yet
   if (timeline_) timeline_->declare_rank(t.rank(), "rank " + std::to_string(t.rank()));
   HVD_RETURN_IF_ERROR(sets_->add_world(t));
   if (t.rank() == 0 && log_.enabled(LogLevel::kInfo)) {
@@ -120,6 +123,7 @@ Status RuntimeImpl::shutdown() {
   running_ = false;
   if (timeline_) timeline_->flush();
   std::unique_lock<Mutex> lk(*queue_mu_);
+  if (live_timeline_) live_timeline_->flush();
   if (failure_.ok() || failure_.code() == StatusCode::kAborted) return Status::OK();
   return failure_;
 }
@@ -135,18 +139,18 @@ bool RuntimeImpl::has_work_locked() const {
 bool RuntimeImpl::cycle_body(double started) {
   Platform& p = *opts_.platform;
   const int me = opts_.transport->rank();
-  if (timeline_ && opts_.config.timeline_mark_cycles)
-    timeline_->instant(me, kLaneCycle, "CYCLE_START", "cycle", ts_us(started));
   std::vector<ProcessSet*> sets;
   bool want_shutdown;
   int64_t bytes_before = 0;
   {
     std::unique_lock<Mutex> lk(*queue_mu_);
+    snapshot_timeline_locked();
     for (auto& [id, ps] : sets_->members()) sets.push_back(ps.get());
     want_shutdown = scheduler_->shutdown_requested_locked();
     cycle_index_ = ++stats_.cycles;
     bytes_before = stats_.bytes_allreduced;
   }
+  if (timeline_ && mark_cycles_) timeline_->instant(me, kLaneCycle, "CYCLE_START", "cycle", ts_us(started));
   bool stop = false;
   std::optional<Tunables> tunables;
   for (ProcessSet* ps : sets) {
@@ -159,6 +163,7 @@ bool RuntimeImpl::cycle_body(double started) {
     std::vector<RequestRef> incoming;
     {
       std::unique_lock<Mutex> lk(*queue_mu_);
+      snapshot_timeline_locked();  // what start_timeline() set before these were submitted
       incoming.reserve(ps->incoming.size());
       for (auto* e : ps->incoming) {
         incoming.push_back(RequestRef{&e->first, &e->second.req, ps->t->rank()});
@@ -211,6 +216,51 @@ bool RuntimeImpl::cycle_body(double started) {
     return false;
   }
   return true;
+}
+
+void RuntimeImpl::snapshot_timeline_locked() {
+  if (opts_.timeline) {
+    timeline_ = opts_.timeline;
+    mark_cycles_ = opts_.config.timeline_mark_cycles;
+    return;
+  }
+  cycle_timeline_ = live_timeline_;
+  timeline_ = cycle_timeline_.get();
+  mark_cycles_ = live_mark_cycles_;
+}
+
+Status RuntimeImpl::start_timeline(const std::string& path, bool mark_cycles) {
+  if (!running_) return Status::Precondition("start_timeline: the hvd runtime is not running");
+  if (opts_.timeline)
+    return Status::Precondition("start_timeline: this world's ranks share one timeline writer");
+  if (path.empty()) return Status::InvalidArgument("start_timeline: the file path is empty");
+  const int me = opts_.transport->rank();
+  HVD_ASSIGN_OR_RETURN(std::unique_ptr<TimelineWriter> opened, TimelineWriter::open(timeline_rank_path(path, me)));
+  std::shared_ptr<TimelineWriter> writer = std::move(opened);
+  writer->declare_rank(me, "rank " + std::to_string(me));
+  std::shared_ptr<TimelineWriter> old;
+  {
+    std::unique_lock<Mutex> lk(*queue_mu_);
+    old = std::move(live_timeline_);
+    live_timeline_ = std::move(writer);
+    live_mark_cycles_ = mark_cycles;
+  }
+  if (old) old->flush();
+  return Status::OK();
+}
+
+Status RuntimeImpl::stop_timeline() {
+  if (!running_) return Status::Precondition("stop_timeline: the hvd runtime is not running");
+  if (opts_.timeline)
+    return Status::Precondition("stop_timeline: this world's ranks share one timeline writer");
+  std::shared_ptr<TimelineWriter> old;
+  {
+    std::unique_lock<Mutex> lk(*queue_mu_);
+    old = std::move(live_timeline_);
+  }
+  // Operations that finished wrote their events before completing: they are in `old`.
+  if (old) old->flush();
+  return Status::OK();
 }
 
 void RuntimeImpl::fail_all(const Status& s) {

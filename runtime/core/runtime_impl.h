@@ -36,6 +36,8 @@ class RuntimeImpl {
   Handle enqueue(OpRequest req);
   Status add_process_set(const std::vector<int>& ranks, int* id);
   Status remove_process_set(int id);
+  Status start_timeline(const std::string& path, bool mark_cycles);
+  Status stop_timeline();
   Transport& world() const { return *opts_.transport; }
   const Config& config() const { return start_config_; }
   RuntimeStats stats() const;
@@ -64,8 +66,16 @@ class RuntimeImpl {
   std::unique_ptr<Mutex> queue_mu_;
   std::unique_ptr<Scheduler> scheduler_;  // the background loop (made at start)
   std::unique_ptr<ProcessSets> sets_;     // made at start
-  std::unique_ptr<TimelineWriter> own_timeline_;
-  TimelineWriter* timeline_ = nullptr;
+  // The timeline: opts_.timeline (a writer the world shares), else this rank's own file,
+  // which start_timeline()/stop_timeline() replace at run time. The cycle thread reads
+  // live_timeline_ (under the queue mutex) whenever it takes requests and works with that
+  // snapshot, so a writer being replaced lives on until the cycle thread lets go of it.
+  std::shared_ptr<TimelineWriter> live_timeline_;   // guarded by queue mutex
+  bool live_mark_cycles_ = false;                   // guarded by queue mutex
+  std::shared_ptr<TimelineWriter> cycle_timeline_;  // cycle thread: the snapshot in use
+  TimelineWriter* timeline_ = nullptr;              // cycle thread: what it writes to
+  bool mark_cycles_ = false;                        // cycle thread
+  void snapshot_timeline_locked();
   bool running_ = false;
   bool stopped_ = false;             // guarded by queue mutex: a cycle ended the runtime
   Status failure_;                   // guarded by queue mutex

@@ -16,17 +16,24 @@ from hvd.torch.compression import Compression  # noqa: F401
 from hvd.torch.mpi_ops import (  # noqa: F401
     Average, Sum, Min, Max, Product, Adasum,
     init, shutdown, is_initialized, rank, size, local_rank, local_size, cross_rank, cross_size,
-    allreduce, allreduce_, allreduce_async, allreduce_async_,
-    grouped_allreduce, grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_,
-    allgather, allgather_async, grouped_allgather, grouped_allgather_async,
-    broadcast, broadcast_, broadcast_async, broadcast_async_,
-    alltoall, alltoall_async,
-    reducescatter, reducescatter_async, grouped_reducescatter, grouped_reducescatter_async,
+    allreduce_, allreduce_async, allreduce_async_,
+    grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_,
+    allgather_async, grouped_allgather_async,
+    broadcast_, broadcast_async, broadcast_async_,
+    alltoall_async,
+    reducescatter_async, grouped_reducescatter_async,
     barrier, join, poll, synchronize,
     mpi_built, mpi_enabled, mpi_threads_supported, gloo_built, gloo_enabled, nccl_built, ddl_built,
     ccl_built, cuda_built, rocm_built,
     ProcessSet, global_process_set, add_process_set, remove_process_set,
 )
+from hvd.torch.grad_ops import (  # noqa: F401  (differentiable)
+    allreduce, grouped_allreduce, allgather, grouped_allgather, broadcast, alltoall,
+    reducescatter, grouped_reducescatter,
+)
+from hvd.torch.sparse import sparse_allreduce_async  # noqa: F401
+from hvd.torch.sync_batch_norm import SyncBatchNorm  # noqa: F401
+from hvd.torch.timeline import start_timeline, stop_timeline  # noqa: F401
 from hvd.torch.functions import (  # noqa: F401
     broadcast_parameters, broadcast_optimizer_state, broadcast_object, allgather_object,
 )

@@ -290,6 +290,31 @@ def _output_tensor(core, dtype):
     return out
 
 
+_INTEGER = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+
+def _host_scaling(dtypes, op, pre, post, process_set):
+    """Integer tensors are scaled as Horovod's CPU path scales them: Average is Sum with
+    the postscale divided by the set's size, and every factor multiplies in double and
+    truncates toward zero (C++'s conversion), e.g. the Average of 2 and 3 is 2 and of -2
+    and -3 is -2. Returns (runtime op, runtime pre, runtime post, None or the (pre, post)
+    this side applies)."""
+    if not any(d in _INTEGER for d in dtypes) or (op != Average and pre == 1.0 and post == 1.0):
+        return op, pre, post, None
+    if op == Average:
+        op, post = Sum, post / process_set.size()
+    return op, 1.0, 1.0, (float(pre), float(post))
+
+
+def _scale(t, factor):
+    """t *= factor in place; integers through double, truncated toward zero."""
+    if factor == 1.0:
+        return t
+    if t.dtype in _INTEGER:
+        return t.copy_((t.to(torch.float64) * factor).to(t.dtype))
+    return t.mul_(factor)
+
+
 # ---------------------------------------------------------------------------------------
 # allreduce
 
@@ -298,6 +323,11 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
                      postscale_factor=1.0, process_set=global_process_set):
     """In-place asynchronous allreduce of ``tensor``; synchronize() returns it."""
     op = _op(average, op, "allreduce_async_")
+    _check_tensor(tensor, "allreduce_async_")
+    op, prescale_factor, postscale_factor, host = _host_scaling(
+        [tensor.dtype], op, prescale_factor, postscale_factor, process_set)
+    if host:
+        _scale(tensor, host[0])
     w = _Wire(tensor, op, "allreduce_async_")
     h = _core.allreduce_async(_name("allreduce", name, process_set), w.ptr(), w.ptr(), w.dtype, w.shape, w.op,
                               float(prescale_factor), float(postscale_factor), _set_id(process_set))
@@ -305,7 +335,7 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
     def finish(w=w, tensor=tensor):
         if not w.shares:
             tensor.copy_(w.back(w.arg))
-        return tensor
+        return _scale(tensor, host[1]) if host else tensor
     return _register([h], finish)
 
 
@@ -316,7 +346,8 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
     _check_tensor(tensor, "allreduce_async")
     if compression is not None:
         tensor, ctx = compression.compress(tensor)
-    if tensor.dtype in _NATIVE and tensor.is_contiguous():
+    host = _host_scaling([tensor.dtype], op, prescale_factor, postscale_factor, process_set)[3]
+    if tensor.dtype in _NATIVE and tensor.is_contiguous() and host is None:
         out = torch.empty_like(tensor, memory_format=torch.contiguous_format)
         h = _core.allreduce_async(_name("allreduce", name, process_set), tensor.data_ptr(), out.data_ptr(),
                                   _NATIVE[tensor.dtype], list(tensor.shape), op,
@@ -350,13 +381,19 @@ def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale
                              postscale_factor=1.0, process_set=global_process_set):
     """In-place allreduce of a list of tensors negotiated and fused as one unit."""
     op = _op(average, op, "grouped_allreduce_async_")
+    for t in tensors:
+        _check_tensor(t, "grouped_allreduce_async_")
+    rop, _, _, host = _host_scaling([t.dtype for t in tensors], op, prescale_factor,
+                                    postscale_factor, process_set)
+    if host:
+        op, prescale_factor, postscale_factor = rop, host[0], host[1]
     wires = [_Wire(t, op, "grouped_allreduce_async_") for t in tensors]
     if prescale_factor != 1.0:
         for w in wires:
             if not w.shares:
                 w.arg = w.arg.clone()
                 w.shares = False
-            w.arg.mul_(prescale_factor)
+            _scale(w.arg, prescale_factor)
     base = _name("grouped_allreduce", name, process_set)
     hs = _core.grouped_allreduce_async([f"{base}.{i}" for i in range(len(wires))],
                                        [w.ptr() for w in wires], [w.ptr() for w in wires],
@@ -365,8 +402,7 @@ def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale
 
     def finish():
         for w, t in zip(wires, tensors):
-            if postscale_factor != 1.0:
-                w.arg.mul_(postscale_factor)
+            _scale(w.arg, postscale_factor)
             if not w.shares:
                 t.copy_(w.back(w.arg))
         return list(tensors)
@@ -472,25 +508,30 @@ def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
     return synchronize(alltoall_async(tensor, splits, name, process_set))
 
 
-def _scaled(w, prescale_factor):
-    if prescale_factor != 1.0:
-        w.arg = w.arg * prescale_factor
-    return w
+def _scatter_wire(tensor, op, pre, post, process_set, fn, dtypes=None):
+    """The wire of a reducescatter input, prescaled; returns (wire, postscale). ``dtypes``:
+    those of the whole group (one op for all)."""
+    _check_tensor(tensor, fn)
+    op, pre, post, host = _host_scaling(dtypes or [tensor.dtype], op, pre, post, process_set)
+    if host:
+        pre, post = host
+    w = _Wire(tensor, op, fn)
+    if pre != 1.0:
+        w.arg = _scale(w.arg.clone(), pre)
+    return w, post
 
 
 def reducescatter_async(tensor, name=None, op=None, process_set=global_process_set,
                         prescale_factor=1.0, postscale_factor=1.0):
     """Reduces across ranks and gives each rank its slice of dim 0 (default op Average)."""
     op = _op(None, op, "reducescatter_async")
-    w = _scaled(_Wire(tensor, op, "reducescatter_async"), prescale_factor)
+    w, postscale_factor = _scatter_wire(tensor, op, prescale_factor, postscale_factor, process_set,
+                                        "reducescatter_async")
     h = _core.reducescatter_async(_name("reducescatter", name, process_set), w.ptr(), w.dtype, w.shape, w.op,
                                   _set_id(process_set))
 
     def finish():
-        out = _output_tensor(h, w.arg.dtype)
-        if postscale_factor != 1.0:
-            out.mul_(postscale_factor)
-        return w.back(out)
+        return w.back(_scale(_output_tensor(h, w.arg.dtype), postscale_factor))
     return _register([h], finish)
 
 
@@ -507,7 +548,10 @@ def reducescatter(tensor, name=None, compression=None, op=None, process_set=glob
 def grouped_reducescatter_async(tensors, name=None, op=None, process_set=global_process_set,
                                 prescale_factor=1.0, postscale_factor=1.0):
     op = _op(None, op, "grouped_reducescatter_async")
-    wires = [_scaled(_Wire(t, op, "grouped_reducescatter_async"), prescale_factor) for t in tensors]
+    dtypes = [t.dtype for t in tensors]
+    pairs = [_scatter_wire(t, op, prescale_factor, postscale_factor, process_set,
+                           "grouped_reducescatter_async", dtypes) for t in tensors]
+    wires = [w for w, _ in pairs]
     base = _name("grouped_reducescatter", name, process_set)
     hs = _core.grouped_reducescatter_async([f"{base}.{i}" for i in range(len(wires))],
                                            [w.ptr() for w in wires], [w.dtype for w in wires],
@@ -515,13 +559,8 @@ def grouped_reducescatter_async(tensors, name=None, op=None, process_set=global_
                                            _set_id(process_set))
 
     def finish():
-        outs = []
-        for w, h in zip(wires, hs):
-            out = _output_tensor(h, w.arg.dtype)
-            if postscale_factor != 1.0:
-                out.mul_(postscale_factor)
-            outs.append(w.back(out))
-        return outs
+        return [w.back(_scale(_output_tensor(h, w.arg.dtype), post))
+                for (w, post), h in zip(pairs, hs)]
     return _register(hs, finish)
 
 

@@ -114,6 +114,15 @@ class Runtime {
   /// Collective over the world: removes process set `id` (not 0). Its id is not reused;
   /// operations still pending in it fail, later ones are refused.
   Status remove_process_set(int id);
+  /// Starts writing a timeline to `path` (this rank's file: timeline_rank_path(path, rank)),
+  /// replacing the one running (HVD_TIMELINE's or an earlier start's, which is closed).
+  /// Every operation submitted after this returns is recorded; `mark_cycles` adds the
+  /// CYCLE_START marks. Not collective: each rank starts its own file. Refused (Precondition)
+  /// when the world shares one writer among its ranks (RuntimeOptions::timeline).
+  Status start_timeline(const std::string& path, bool mark_cycles = false);
+  /// Stops the running timeline (none running: OK). What operations that finished before
+  /// the call recorded is in the file when it returns; the file stays valid JSON.
+  Status stop_timeline();
 
   /// The knobs the runtime was started with (autotuned values: autotune_state()).
   const Config& config() const;
