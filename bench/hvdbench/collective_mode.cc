@@ -168,7 +168,12 @@ int run_collective_mode(const Options& o) {
   if (!s.ok()) return w.fail("runtime start: " + s.message());
   if (rank == 0) print_header(o, cfg, np, gpu);
   std::unique_ptr<MpiBaseline> mpi;
-  if (!gpu) mpi = std::make_unique<MpiBaseline>();
+  if (!gpu) {
+    const double give_up = cfg.stall_check_disable ? 0.0 : cfg.stall_shutdown_time_s;
+    mpi = std::make_unique<MpiBaseline>(give_up, [t = rr->timeline()] {
+      if (t) t->flush();
+    });
+  }
   // Each size: `rounds` rounds of (peers, hvd) back to back, so that a slow spell of a
   // shared host hits both sides; each figure is the median of its rounds. The runtime is
   // up but idle (its loop sleeps) while the peers run.
@@ -181,6 +186,7 @@ int run_collective_mode(const Options& o) {
         if (!s.ok()) return w.fail("MPI baseline: " + s.message());
       }
       s = measure_hvd(o, cases[i], *rr, mem, &h[r]);
+      if (rr->timeline()) rr->timeline()->flush();  // a later failure keeps the sizes done
       if (!s.ok()) return w.fail("hvd " + o.collective + ": " + s.message());
       if (gpu && o.collective == "allreduce") {
         s = measure_nccl(o, cases[i], *rr, mem, &m[r]);

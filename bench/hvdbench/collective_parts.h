@@ -6,6 +6,8 @@
 //   collective_mode.cc   the sweep: the hvd runtime's variant, rounds, medians
 #pragma once
 
+#include <functional>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -115,7 +117,11 @@ Status sum_over_ranks(Runtime& rt, const char* name, int64_t* v);
 /// The MPI baseline (collective_mpi.cc), on its own duplicate of MPI_COMM_WORLD.
 class MpiBaseline {
  public:
-  MpiBaseline();
+  /// `give_up_s` > 0 (the runtime's stall shutdown time): a blocking MPI call of the baseline
+  /// that has not returned after that long (a peer died; MPI has no timeout) ends this process
+  /// with one line and exit code 1, after `before_exit` (say, a timeline flush). 0: wait, as
+  /// the runtime does without a stall shutdown time.
+  explicit MpiBaseline(double give_up_s = 0, std::function<void()> before_exit = {});
   ~MpiBaseline();
   MpiBaseline(const MpiBaseline&) = delete;
   MpiBaseline& operator=(const MpiBaseline&) = delete;
@@ -127,7 +133,9 @@ class MpiBaseline {
 
  private:
   struct Comm;
+  class Watchdog;
   std::unique_ptr<Comm> comm_;
+  std::unique_ptr<Watchdog> watchdog_;
 };
 
 /// The peer of --device gpu (collective_nccl.cc): ncclAllReduce called directly on the

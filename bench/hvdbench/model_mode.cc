@@ -205,7 +205,12 @@ Status replay_on(RankRuntime& rr, const wl::StepPlan& plan, const Options& o, co
   ro.accumulation_steps = o.accumulation_steps;
   ro.timeline = rr.timeline();
   ro.time_origin = rr.origin();
-  ro.on_step = Progress{what, o, progress};
+  // Each step's events reach the file when the step ends: a run that fails later (a killed
+  // peer, the stall shutdown) keeps its timeline up to there.
+  ro.on_step = [p = Progress{what, o, progress}, tl = rr.timeline()](int step, const replay::StepSample& s) {
+    p(step, s);
+    if (tl) tl->flush();
+  };
   // HOROVOD_AUTOTUNE: extra warm-up steps until the tuned setting is final (bounded).
   ro.max_tuning_steps = rr.runtime().autotune_state().enabled ? 1000 : 0;
   ro.device = rr.device_kind();
@@ -363,7 +368,10 @@ int run_model_mode(const Options& o, bool mpi) {
   replay::ReplayResult mine;
   WorldSamples world;
   s = replay_on(*rr, *plan, o, size > 1 ? "training" : "1 rank", progress, &mine, &world);
-  if (!s.ok()) return w.fail("replay: " + s.message());
+  if (!s.ok()) {
+    if (rr->timeline()) rr->timeline()->flush();  // what the failed step recorded, too
+    return w.fail("replay: " + s.message());
+  }
   const AutotuneState tuned = rr->runtime().autotune_state();
   s = rr->shutdown();
   if (!s.ok()) return w.fail("runtime shutdown: " + s.message());
