@@ -8,6 +8,8 @@ bool as uint8 (sum = logical or, as torch adds bools), int16 via int32, complex 
 real view (sum and average only).
 """
 import atexit
+import os
+import sys
 import itertools
 
 import torch
@@ -88,7 +90,7 @@ def init(comm=None, process_sets=None):
     _core.init()
     global _atexit_registered
     if not _atexit_registered:  # like Horovod: a script that never calls shutdown() ends cleanly
-        atexit.register(lambda: _core.is_initialized() and shutdown())
+        atexit.register(_shutdown_at_exit)
         _atexit_registered = True
     for ps in process_sets or []:
         add_process_set(ps)
@@ -100,6 +102,21 @@ def shutdown():
     from hvd.torch import trace
     trace._finish()
     _core.shutdown()
+
+
+def _shutdown_at_exit():
+    """The shutdown a script did not call. A runtime that failed (a lost rank, say) reports
+    its failure here once more: one line instead of a second traceback, and exit code 1, so
+    that a failure the script never saw is not lost either."""
+    if not _core.is_initialized():
+        return
+    try:
+        shutdown()
+    except HvdError as e:
+        print(f"hvd: shutdown at exit: {e}", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
 
 
 is_initialized = _core.is_initialized
