@@ -21,6 +21,15 @@ namespace {
 
 using SeriesRuns = std::map<std::string, std::vector<const ReportRun*>>;
 
+// A name as a chart shows it: at most kShownChars characters, the rest elided. Runs group by
+// their whole name; only the text drawn is cut (laying out a 100 KB sweep label took 30 s).
+// A bar's row label gets less: it shares the chart's width with the bars.
+constexpr int kShownChars = 120, kShownRowLabelChars = 48;
+QString Shown(const std::string& name, int chars = kShownChars) {
+  const QString s = QString::fromStdString(name);
+  return s.size() <= chars ? s : s.left(chars - 1) + QChar(0x2026);
+}
+
 SeriesRuns GroupBySeries(const Report& report) {
   SeriesRuns groups;
   for (const ReportRun& run : report.runs) groups[run.SeriesName()].push_back(&run);
@@ -29,6 +38,17 @@ SeriesRuns GroupBySeries(const Report& report) {
               [](const ReportRun* a, const ReportRun* b) { return a->np < b->np; });
   }
   return groups;
+}
+
+// A chart draws at most kMaxSeries lines and kMaxBars bars: past a few dozen the lines cannot be
+// told apart, and Qt Charts lays each new series out against all the others (5,000 series took
+// 24 s). The title says what is shown; the report itself is whole.
+constexpr size_t kMaxSeries = 64, kMaxBars = 200;
+void CapSeries(SeriesRuns* groups, QChart* chart) {
+  const size_t total = groups->size();
+  if (total <= kMaxSeries) return;
+  groups->erase(std::next(groups->begin(), kMaxSeries), groups->end());
+  chart->setTitle(chart->title() + QObject::tr(": the first %1 of %2 series").arg(kMaxSeries).arg(total));
 }
 
 QChart* NewChart(const QString& title) {
@@ -97,10 +117,11 @@ QChart* MakeThroughputChart(const Report& report) {
   double top = 1;
   double bottom = 1e300;
   std::map<std::string, const std::vector<const ReportRun*>*> ideal_by_model;
-  const SeriesRuns groups = GroupBySeries(report);
+  SeriesRuns groups = GroupBySeries(report);
+  CapSeries(&groups, chart);
   for (const auto& [name, runs] : groups) {
     auto* series = new QLineSeries;
-    series->setName(QString::fromStdString(name));
+    series->setName(Shown(name));
     series->setPointsVisible(true);
     for (const ReportRun* run : runs) {
       series->append(run->np, run->images_per_sec);
@@ -147,7 +168,7 @@ std::vector<const ReportReference*> DrawnReferences(const Report& report) {
 }
 
 QChart* MakeEfficiencyChart(const Report& report) {
-  const SeriesRuns groups = GroupBySeries(report);
+  SeriesRuns groups = GroupBySeries(report);
   const std::vector<const ReportReference*> references = DrawnReferences(report);
   int seeds = 0;  // hvdsim --seeds K: the runs' K (the largest), 0 without bands
   for (const ReportRun& run : report.runs) {
@@ -156,6 +177,7 @@ QChart* MakeEfficiencyChart(const Report& report) {
   QChart* chart = NewChart(
       seeds > 0 ? QObject::tr("Scaling efficiency (% of ideal; bands: min-max over %1 seeds)").arg(seeds)
                 : QObject::tr("Scaling efficiency (% of ideal)"));
+  CapSeries(&groups, chart);
   std::vector<int> reference_np;
   for (const ReportReference* ref : references) reference_np.push_back(ref->np);
   QAbstractAxis* x = MakeNpAxis(report, reference_np);
@@ -169,7 +191,7 @@ QChart* MakeEfficiencyChart(const Report& report) {
   std::map<std::string, QColor> model_color;  // the first series of each model
   for (const auto& [name, runs] : groups) {
     auto* series = new QLineSeries;
-    series->setName(QString::fromStdString(name));
+    series->setName(Shown(name));
     series->setPointsVisible(true);
     for (const ReportRun* run : runs) {
       series->append(run->np, run->scaling_efficiency * 100);
@@ -195,7 +217,7 @@ QChart* MakeEfficiencyChart(const Report& report) {
       continue;
     }
     auto* band = new QAreaSeries(upper, lower);
-    band->setName(QString::fromStdString(name) + QObject::tr(" min-max"));
+    band->setName(Shown(name) + QObject::tr(" min-max"));
     QColor fill = series->color();
     fill.setAlpha(60);
     band->setBrush(fill);
@@ -237,7 +259,7 @@ QString RunCategory(const ReportRun& run) {
   return QStringLiteral("%1, np %2%3")
       .arg(QString::fromStdString(run.model))
       .arg(run.np)
-      .arg(run.label.empty() ? QString() : " (" + QString::fromStdString(run.label) + ")");
+      .arg(run.label.empty() ? QString() : " (" + Shown(run.label, kShownRowLabelChars) + ")");
 }
 
 // Horizontal bars, one row per run: the run labels are written level and in full, so that
@@ -254,8 +276,11 @@ QChart* MakeStepTimeChart(const Report& report) {
   other->setColor(QColor(0xBA, 0xB0, 0xAC));
   QStringList categories;
   double top = 0;
-  // Report order top to bottom (Qt draws the first category at the bottom).
-  for (auto it = report.runs.rbegin(); it != report.runs.rend(); ++it) {
+  // Report order top to bottom (Qt draws the first category at the bottom): the first kMaxBars.
+  const size_t shown = std::min(report.runs.size(), kMaxBars);
+  if (shown < report.runs.size())
+    chart->setTitle(chart->title() + QObject::tr(": the first %1 of %2 runs").arg(shown).arg(report.runs.size()));
+  for (auto it = report.runs.rend() - static_cast<std::ptrdiff_t>(shown); it != report.runs.rend(); ++it) {
     const ReportRun& run = *it;
     categories << RunCategory(run);
     const double exposed_only = std::max(0.0, run.exposed_comm_s - run.negotiation_s);

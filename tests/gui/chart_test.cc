@@ -275,3 +275,50 @@ TEST(ChartsPanel, ShowsAndExportsCharts) {
 
 }  // namespace
 }  // namespace hvdview
+
+namespace hvdview {
+namespace {
+
+// A report of `n` runs, each its own series (a sweep label per run), one with a 100 KB label.
+Report ManySeriesReport(int n) {
+  Report r = ReportFile("report_small.json");
+  const ReportRun base = r.runs.front();
+  r.runs.clear();
+  for (int i = 0; i < n; ++i) {
+    ReportRun run = base;
+    run.np = 2 + 2 * (i % 50);
+    run.label = i == 0 ? std::string(100000, 'L') : "x" + std::to_string(i);
+    r.runs.push_back(run);
+  }
+  return r;
+}
+
+// Thousands of series: the line charts draw the first 64 and the step split the first 200
+// runs, and their titles say so (5,000 series took 24 s to lay out); a 100 KB label is drawn
+// cut to 120 characters (48 as a bar's row label) and still groups its runs alone.
+TEST(Charts, ThousandsOfSeriesAreCappedAndLongLabelsCut) {
+  const Report report = ManySeriesReport(5000);
+  std::unique_ptr<QChart> throughput(MakeThroughputChart(report));
+  std::unique_ptr<QChart> efficiency(MakeEfficiencyChart(report));
+  std::unique_ptr<QChart> split(MakeStepTimeChart(report));
+  int lines = 0;
+  int longest = 0;
+  for (QAbstractSeries* s : throughput->series()) {
+    lines += s->name().startsWith("resnet") || s->name().startsWith("vgg") || s->name().startsWith("inception");
+    longest = std::max(longest, static_cast<int>(s->name().size()));
+  }
+  EXPECT_EQ(lines, 64);
+  EXPECT_LE(longest, 120);
+  EXPECT_TRUE(throughput->title().contains("the first 64 of 5000 series")) << throughput->title().toStdString();
+  EXPECT_TRUE(efficiency->title().contains("the first 64 of 5000 series")) << efficiency->title().toStdString();
+  EXPECT_TRUE(split->title().contains("the first 200 of 5000 runs")) << split->title().toStdString();
+  auto* rows = qobject_cast<QBarCategoryAxis*>(split->axes(Qt::Vertical).value(0));
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(rows->count(), 200);
+  int longest_row = 0;
+  for (const QString& c : rows->categories()) longest_row = std::max(longest_row, static_cast<int>(c.size()));
+  EXPECT_LT(longest_row, 80);
+}
+
+}  // namespace
+}  // namespace hvdview
