@@ -486,3 +486,36 @@ TEST(Cycle, AsyncCallsAreRunByTheLoopUntilTheCallerWaits) {
 
 }  // namespace
 }  // namespace hvd
+
+#include "core/response_cache.h"
+
+namespace hvd {
+namespace {
+
+// A fused response of k tensors splits into k single-tensor responses, each holding only its
+// own name and count (the split once kept k slots of capacity in each: memory k^2).
+TEST(ResponseCache, SplitResponsesHoldOneTensorEach) {
+  Response fused;
+  fused.op = OpType::kAllreduce;
+  fused.dtype = DataType::kFloat32;
+  constexpr int k = 2000;
+  for (int i = 0; i < k; ++i) {
+    fused.names.push_back("grad." + std::to_string(i));
+    fused.counts.push_back(i + 1);
+  }
+  const std::vector<Response> split = split_response(fused);
+  ASSERT_EQ(split.size(), static_cast<size_t>(k));
+  size_t capacity = 0;
+  for (int i = 0; i < k; ++i) {
+    const Response& s = split[static_cast<size_t>(i)];
+    ASSERT_EQ(s.names, std::vector<std::string>{"grad." + std::to_string(i)});
+    ASSERT_EQ(s.counts, std::vector<int64_t>{i + 1});
+    EXPECT_EQ(s.op, OpType::kAllreduce);
+    EXPECT_EQ(s.dtype, DataType::kFloat32);
+    capacity += s.names.capacity() + s.counts.capacity();
+  }
+  EXPECT_LE(capacity, static_cast<size_t>(4 * k));
+}
+
+}  // namespace
+}  // namespace hvd
