@@ -240,16 +240,15 @@ TEST(StallInspector, DeadRankDoesNotHangOthersPastShutdownTime) {
   cfg.stall_check_time_s = 0.1;
   cfg.stall_shutdown_time_s = 0.5;
   std::vector<Status> results(3);
-  auto t0 = std::chrono::steady_clock::now();
-  // Rank 2 "dies": it never starts its runtime (its transport is kept alive, silent).
+  // Rank 2 "dies": it never starts its runtime (its transport is kept alive, silent). Without
+  // the stall shutdown the others would wait for ever (the test's timeout); with it they
+  // return kTimeout, which only the stall shutdown gives.
   test::on_local_ranks(3, [&](OwnedSeams& seams) {
     std::ostringstream quiet;
     std::unique_ptr<Runtime> rt;
     results[static_cast<size_t>(seams.transport->rank())] =
         start_runtime(RuntimeOptions{seams.view(), cfg, nullptr, &quiet}, &rt);
   }, /*running=*/2);
-  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(waited, 3.0);
   for (int r : {0, 1}) EXPECT_EQ(results[static_cast<size_t>(r)].code(), StatusCode::kTimeout)
                            << results[static_cast<size_t>(r)].to_string();
 }
