@@ -1,11 +1,14 @@
 // hvdrun: horovodrun's launcher for any command, on hvdbench's launcher code.
 //
 //   hvdrun -np 4 [-H host:slots,...] [--hostfile F] [--mpi-args "..."] [knob flags] CMD ARGS...
+//   hvdrun --tcp -np 4 [-H host:slots,...] [--start-timeout S] [knob flags] CMD ARGS...
 //
 // Starts CMD on N ranks with Open MPI's mpirun (localhost: --bind-to none, idle ranks yield,
 // --oversubscribe beyond the cores; -H/--hostfile pass hosts on), the knob flags becoming
 // HVD_* variables of the ranks. Under an outer mpirun (OMPI_COMM_WORLD_SIZE set), or with
-// -np 1 on this host, it just runs CMD. Bad input: one line, exit 2.
+// -np 1 on this host, it just runs CMD. With --tcp (or horovodrun's --gloo) there is no MPI:
+// hvdrun starts the ranks itself over the TCP backend (tcp_launch.h). Bad input: one line,
+// exit 2.
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +17,8 @@
 
 #include "cli_flags.h"
 #include "launcher.h"
+#include "hvd/tcp.h"
+#include "tcp_launch.h"
 
 namespace hb = hvd::bench;
 
@@ -24,13 +29,16 @@ const char* kDescription =
     "-np N on this host runs CMD under Open MPI's mpirun (--bind-to none, idle ranks yield\n"
     "their core, --oversubscribe when N > cores); -H/--hostfile pass hosts on. Under an outer\n"
     "mpirun, or with -np 1 on this host, CMD runs directly. Knob flags become HVD_* variables\n"
-    "of the ranks (HVD_*/HOROVOD_* set by hand work too).";
+    "of the ranks (HVD_*/HOROVOD_* set by hand work too). --tcp (or --gloo) needs no MPI:\n"
+    "hvdrun runs a rendezvous server and starts the ranks itself, those on other hosts of -H\n"
+    "with ssh (HVDRUN_SSH replaces the ssh command).";
 
 const char* kFooter =
     "\nExamples:\n"
     "  hvdrun -np 4 /usr/bin/python3 train.py --epochs 2   (an interpreter with torch: Debian's)\n"
     "  hvdrun -np 8 -H a:4,b:4 /usr/bin/python3 train.py\n"
     "  hvdrun -np 2 --timeline-filename /tmp/tl.json --cycle-time-ms 2 /usr/bin/python3 train.py\n"
+    "  hvdrun --tcp -np 4 /usr/bin/python3 train.py   (no MPI)\n"
     "  hvdrun --check-build\n"
     "\nExit codes: CMD's own; 1 when mpirun or CMD cannot be started; 2 bad input.\n";
 
@@ -44,7 +52,7 @@ void print_check_build() {
   row(false, "MXNet");
   std::printf("\nAvailable Controllers:\n");
   row(HVD_BUILT_MPI, "MPI");
-  row(false, "Gloo");
+  row(true, "TCP (hvdrun --tcp, horovodrun's Gloo)");
   std::printf("\nAvailable Tensor Operations:\n");
   row(HVD_BUILT_NCCL, "NCCL (C++ runtime, GPU tensors)");
   row(false, "DDL");
@@ -69,6 +77,11 @@ int main(int argc, char** argv) {
   app.prefix_command();  // the first positional argument starts CMD: all of it is CMD's
   hb::add_launch_flags(app, &o);
   hb::add_knob_flags(app, &k);
+  bool tcp = false;
+  double start_timeout = hvd::kDefaultStartTimeoutS;
+  app.add_flag("--tcp,--gloo", tcp, "run the ranks over the TCP backend, without MPI (hvdrun starts them)");
+  app.add_option("--start-timeout", start_timeout,
+                 "--tcp: seconds every rank has to reach the rendezvous and connect (default 30)");
   bool check_build = false;
   app.add_flag("--check-build", check_build, "print the frameworks, controllers and tensor operations this build has");
   std::vector<std::string> args = hb::normalise_args(argc, argv, &app);
@@ -98,6 +111,13 @@ int main(int argc, char** argv) {
   std::string knob_error = hb::collect_knobs(app, k, &o);
   if (!knob_error.empty()) return bad(knob_error);
   hb::export_knob_env(o);
+  if (!(start_timeout > 0) || start_timeout > 1e6)
+    return bad("--start-timeout must be a positive number of seconds (got " + hb::fmt_number(start_timeout) + ")");
+  if (tcp) {
+    if (!o.hostfile.empty()) return bad("--hostfile is for mpirun; with --tcp give -H host:slots,...");
+    if (!o.mpi_args.empty()) return bad("--mpi-args is for mpirun; --tcp runs without MPI");
+    return hb::run_tcp_job(o, cmd, start_timeout);
+  }
   const bool here_alone = o.np == 1 && o.hosts.empty() && o.hostfile.empty();
   if (hb::mpi_world_size_from_env() > 0 || here_alone)
     return hb::exec_command(cmd, "hvdrun", "");

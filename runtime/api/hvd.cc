@@ -1,11 +1,12 @@
 // The free-function API over one default Runtime per process (the only process-level
-// state; the core itself has none). Under MPI the world is MPI_COMM_WORLD; built without
-// MPI it is a single rank.
+// state; the core itself has none). Started by hvdrun --tcp (HVD_CONTROLLER=tcp) the world
+// is the TCP backend's; else, under MPI, MPI_COMM_WORLD; built without MPI, a single rank.
 #include <cstdio>
 #include <memory>
 
 #include "hvd/hvd.h"
 #include "hvd/local.h"
+#include "hvd/tcp.h"
 
 #include "core/handle.h"
 #ifdef HVD_HAVE_MPI
@@ -34,12 +35,19 @@ Status init() {
   Config cfg;
   HVD_RETURN_IF_ERROR(Config::from_process_env(&cfg));
   std::unique_ptr<Transport> world;
+  if (tcp_launched_from_env()) {  // hvdrun --tcp: sockets and the rendezvous, no MPI
+    TcpOptions opts;
+    HVD_RETURN_IF_ERROR(tcp_options_from_env(&opts));
+    opts.ranks_per_node = cfg.ranks_per_node;
+    HVD_RETURN_IF_ERROR(make_tcp_world_transport(opts, &world));
+  } else {
 #ifdef HVD_HAVE_MPI
-  HVD_RETURN_IF_ERROR(init_mpi(nullptr, nullptr));
-  world = make_mpi_world_transport(cfg.ranks_per_node);
+    HVD_RETURN_IF_ERROR(init_mpi(nullptr, nullptr));
+    world = make_mpi_world_transport(cfg.ranks_per_node);
 #else
-  world = make_single_rank_transport();
+    world = make_single_rank_transport();
 #endif
+  }
   d.seams = host_seams(std::move(world));
   return start_runtime(RuntimeOptions{d.seams.view(), cfg}, &d.runtime);
 }

@@ -12,9 +12,18 @@
 namespace hvd {
 namespace {
 
-// One host; with HVD_RANKS_PER_NODE=k every k consecutive ranks count as a node.
+// One host; with HVD_RANKS_PER_NODE=k every k consecutive ranks count as a node. Under
+// hvdrun --tcp the layout comes from the hosts of -H: hvdrun tells each rank what it
+// placed where (HVD_LOCAL_SIZE ...), and the transport must agree from the reported hosts.
 TEST(Mpi, TopologyComesFromMpi) {
   EXPECT_GE(size(), 2);
+  if (const char* ls = std::getenv("HVD_LOCAL_SIZE"); ls && !std::getenv("HVD_RANKS_PER_NODE")) {
+    EXPECT_EQ(local_size(), std::atoi(ls));
+    EXPECT_EQ(local_rank(), std::atoi(std::getenv("HVD_LOCAL_RANK")));
+    EXPECT_EQ(cross_size(), std::atoi(std::getenv("HVD_CROSS_SIZE")));
+    EXPECT_EQ(cross_rank(), std::atoi(std::getenv("HVD_CROSS_RANK")));
+    return;
+  }
   const char* k = std::getenv("HVD_RANKS_PER_NODE");
   const int per = k && std::atoi(k) > 0 ? std::min(std::atoi(k), size()) : size();
   ASSERT_EQ(size() % per, 0) << "run with a multiple of HVD_RANKS_PER_NODE ranks";

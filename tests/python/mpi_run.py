@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Runs one python test on N ranks and checks what only the launcher can see.
 
-  mpi_run.py --np N [--launcher mpirun|hvdrun] [--env K=V ...] [--timeline NAME,...]
+  mpi_run.py --np N [--launcher mpirun|hvdrun|hvdrun-tcp] [--env K=V ...] [--timeline NAME,...]
              [--survivors-raise] -- SCRIPT [ARGS...]
 
---launcher hvdrun starts the ranks with the project's hvdrun (its path in $HVDRUN),
+--launcher hvdrun starts the ranks with the project's hvdrun (its path in $HVDRUN; hvdrun-tcp:
+hvdrun --tcp, without MPI),
 mpirun with Open MPI's (localhost, oversubscribed, idle ranks yield). {tmp} in an --env
 value is a fresh directory. --timeline NAME,... sets HOROVOD_TIMELINE and checks that every
 rank's file parses and names each NAME. --survivors-raise is the killed-rank check: the job
@@ -33,7 +34,7 @@ def rank_path(path, rank):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--np", type=int, required=True)
-    ap.add_argument("--launcher", default="mpirun", choices=["mpirun", "hvdrun"])
+    ap.add_argument("--launcher", default="mpirun", choices=["mpirun", "hvdrun", "hvdrun-tcp"])
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--timeline", default="")
     ap.add_argument("--survivors-raise", action="store_true")
@@ -54,6 +55,8 @@ def main():
     python = env.get("HVD_PYTHON", "/usr/bin/python3")
     if a.launcher == "hvdrun":
         launch = [env["HVDRUN"], "-np", str(a.np)]
+    elif a.launcher == "hvdrun-tcp":  # no MPI: the TCP backend
+        launch = [env["HVDRUN"], "--tcp", "-np", str(a.np)]
     else:
         launch = ["mpirun", "--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1",
                   "-np", str(a.np)]

@@ -3,6 +3,7 @@
 out of place, blocking and through async handles; process sets; object and model helpers;
 errors (mismatched shapes raise HvdError on every rank). Run under mpirun at any np: each
 rank computes every rank's input itself, so it knows the exact expected result."""
+import os
 import sys
 
 import torch
@@ -241,10 +242,12 @@ def error_checks(c, r, p):
 
 def build_and_init_checks(c, r, p):
     """Horovod's queries of what is built, and their answers after init."""
-    c.ok(hvd.mpi_built() is True and hvd.mpi_enabled() is True, "mpi_built / mpi_enabled")
-    c.ok(hvd.mpi_threads_supported() is True, "mpi_threads_supported (the runtime asks for MPI_THREAD_MULTIPLE)")
-    c.ok(not any(f() for f in (hvd.gloo_built, hvd.gloo_enabled, hvd.ddl_built, hvd.ccl_built, hvd.cuda_built,
-                               hvd.rocm_built)) and hvd.nccl_built() == 0, "no Gloo, NCCL, CUDA, ROCm, DDL, oneCCL")
+    tcp = os.environ.get("HVD_CONTROLLER") == "tcp"  # hvdrun --tcp: no MPI in this job
+    c.ok(hvd.mpi_built() is True and hvd.mpi_enabled() is not tcp, "mpi_built / mpi_enabled")
+    c.ok(hvd.mpi_threads_supported() is not tcp, "mpi_threads_supported (the runtime asks for MPI_THREAD_MULTIPLE)")
+    c.ok(hvd.gloo_built() is True and hvd.gloo_enabled() is tcp, "gloo_built / gloo_enabled (the TCP backend)")
+    c.ok(not any(f() for f in (hvd.ddl_built, hvd.ccl_built, hvd.cuda_built,
+                               hvd.rocm_built)) and hvd.nccl_built() == 0, "no NCCL, CUDA, ROCm, DDL, oneCCL")
     # broadcast_parameters takes a list of parameters, or of (name, parameter) pairs.
     params = [torch.full((3,), float(r)), torch.full((2, 2), 10.0 + r)]
     hvd.broadcast_parameters(params, root_rank=0)

@@ -83,7 +83,7 @@ _atexit_registered = False
 
 
 def init(comm=None, process_sets=None):
-    """Starts the runtime (MPI world under mpirun/hvdrun, else one rank). Knobs come from
+    """Starts the runtime (TCP world under hvdrun --tcp, MPI world under mpirun/hvdrun, else one rank). Knobs come from
     HVD_*/HOROVOD_* variables (e.g. HOROVOD_TIMELINE)."""
     if comm is not None:
         raise ValueError("hvd.init: comm is not supported (the world is MPI_COMM_WORLD)")
@@ -151,9 +151,14 @@ def mpi_built(verbose=False):
     return bool(_core.mpi_built)
 
 
+def _tcp_launched():
+    """hvdrun --tcp (or --gloo) started this process: the TCP backend carries the job."""
+    return os.environ.get("HVD_CONTROLLER", os.environ.get("HOROVOD_CONTROLLER", "")) in ("tcp", "gloo")
+
+
 def mpi_enabled():
-    """True when MPI carries this job (the runtime uses MPI whenever it was built with it)."""
-    return bool(_core.mpi_built)
+    """True when MPI carries this job: built with MPI and not started by hvdrun --tcp."""
+    return bool(_core.mpi_built) and not _tcp_launched()
 
 
 def mpi_threads_supported():
@@ -164,11 +169,13 @@ def mpi_threads_supported():
 
 
 def gloo_built(verbose=False):
-    return False
+    """True: the TCP backend (hvdrun --tcp, Horovod's Gloo controller) is always built."""
+    return True
 
 
 def gloo_enabled():
-    return False
+    """True when hvdrun --tcp (or --gloo) started this job."""
+    return _tcp_launched()
 
 
 def nccl_built(verbose=False):
