@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
     if (!o.mpi_args.empty()) return bad("--mpi-args is for mpirun; --tcp runs without MPI");
     return hb::run_tcp_job(o, cmd, start_timeout);
   }
+  if (std::string hosts = hb::check_hosts(o); !hosts.empty()) return bad(hosts);
   const bool here_alone = o.np == 1 && o.hosts.empty() && o.hostfile.empty();
   if (hb::mpi_world_size_from_env() > 0 || here_alone)
     return hb::exec_command(cmd, "hvdrun", "");

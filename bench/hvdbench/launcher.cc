@@ -1,13 +1,17 @@
 #include "launcher.h"
 
-#include <cctype>
+#include <netdb.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <sstream>
+
+#include "tcp_launch.h"
 
 extern char** environ;
 
@@ -89,6 +93,26 @@ void export_knob_env(const Options& o) {
   if (!o.collective.empty() && !std::getenv("HVD_CYCLE_TIME") &&
       !std::getenv("HOROVOD_CYCLE_TIME"))
     setenv("HVD_CYCLE_TIME", "0", 1);  // event-driven loop: a call starts a cycle at once
+}
+
+std::string check_hosts(const Options& o) {
+  if (o.hosts.empty()) return "";
+  std::vector<RankPlace> places;
+  if (std::string bad = place_ranks(o.np, o.hosts, &places); !bad.empty()) return bad;
+  std::vector<std::string> checked;
+  for (const RankPlace& p : places) {
+    if (std::find(checked.begin(), checked.end(), p.host) != checked.end() || is_this_host(p.host)) continue;
+    checked.push_back(p.host);
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = getaddrinfo(p.host.c_str(), nullptr, &hints, &found);
+    if (found) freeaddrinfo(found);
+    if (rc != 0)
+      return "-H: host '" + p.host.substr(0, 80) + "' does not resolve (" + gai_strerror(rc) + ")";
+  }
+  return "";
 }
 
 int exec_mpirun(const Options& o, int argc, const char* const* argv) {

@@ -26,6 +26,10 @@ int host_cores();
 std::vector<std::string> mpirun_command(const Options& o, const std::string& self,
                                         const std::vector<std::string>& args, bool as_root,
                                         int cores);
+/// "" when -H (o.hosts) is host[:slots],... with slots >= 1, at least o.np slots in all, and
+/// every host name resolves; else one line naming -H and the problem (mpirun would print 19
+/// lines of ssh and ORTE text, or its banner, and exit 255).
+std::string check_hosts(const Options& o);
 /// Sets the knob variables (and the collective-mode cycle-time default) in this process,
 /// so ranks started from it, and runtimes built in it, read them.
 void export_knob_env(const Options& o);

@@ -109,6 +109,10 @@ int run(int argc, char** argv) {
     std::cerr << "hvdbench: -np " << o.np << " needs MPI; this hvdbench was built without it\n";
     return hb::kExitBadInput;
 #else
+    if (std::string hosts = hb::check_hosts(o); !hosts.empty()) {
+      std::cerr << "hvdbench: " << hosts << "\n";
+      return hb::kExitBadInput;
+    }
     return hb::exec_mpirun(o, argc, argv);
 #endif
   }

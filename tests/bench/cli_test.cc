@@ -59,6 +59,9 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   expect_bad_input("--model resnet50 --batch-size 1000000000", "is longer than a day");
   expect_bad_input("--model resnet50 --compute-scale 1e12", "is longer than a day");
   expect_bad_input("--model resnet50 --accumulation-steps 4096 --batch-size 100000", "is longer than a day");
+  expect_bad_input("--model resnet50 -np 2 -H nosuchhost.invalid:2", "-H: host 'nosuchhost.invalid' does not resolve");
+  expect_bad_input("--model resnet50 -np 2 -H localhost:0", "-H: bad slot count in 'localhost:0'");
+  expect_bad_input("--model resnet50 -np 3 -H localhost:2", "-np 3 is more than the 2 slots of -H");
   expect_bad_input("--model resnet50 --precision fp16", "needs --gpu");
   expect_bad_input("--model resnet50 --precision fp8", "--precision");
   expect_bad_input("--model resnet50 --gpu V100 --precision tf32", "Ampere");
