@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "collectives/adasum.h"
@@ -66,6 +67,14 @@ Vec read(const std::vector<uint8_t>& b, DataType dt) {
   return v;
 }
 
+// "a b c" from the parts (streams: gcc 12 warns falsely about chains of string +).
+template <class... Parts>
+std::string cat(const Parts&... parts) {
+  std::ostringstream os;
+  ((os << parts << ' '), ...);
+  return os.str();
+}
+
 double rel_tol(DataType dt) {
   return dt == DataType::kFloat64 ? 1e-12 : dt == DataType::kFloat32 ? 2e-6 : 4e-3;
 }
@@ -97,7 +106,7 @@ TEST_P(AdasumWorld, FusedAndSeparateTensorsMatchReference) {
         in.push_back(make(dt, kCounts[t], [&](int64_t i) { return value(rt.rank(), static_cast<int>(t), i); }));
         grouped[t].assign(in[t].bytes.size(), 0xAB);
         single[t].assign(in[t].bytes.size(), 0xAB);
-        names.push_back("g" + std::to_string(t));
+        names.push_back(cat("g", t));
         ins.push_back(Tensor{in[t].bytes.data(), dt, {kCounts[t]}});
         outs.push_back(Tensor{grouped[t].data(), dt, {kCounts[t]}});
       }
@@ -105,7 +114,7 @@ TEST_P(AdasumWorld, FusedAndSeparateTensorsMatchReference) {
       ASSERT_TRUE(st.ok()) << st.to_string();
       std::vector<Handle> hs;
       for (size_t t = 0; t < nt; ++t)
-        hs.push_back(rt.allreduce_async("s" + std::to_string(t), ins[t],
+        hs.push_back(rt.allreduce_async(cat("s", t), ins[t],
                                         Tensor{single[t].data(), dt, {kCounts[t]}}, ReduceOp::kAdasum));
       for (auto& h : hs) ASSERT_TRUE(h->wait().ok());
       for (size_t t = 0; t < nt; ++t) {
@@ -113,10 +122,8 @@ TEST_P(AdasumWorld, FusedAndSeparateTensorsMatchReference) {
         for (int r = 0; r < np; ++r)
           all.push_back(make(dt, kCounts[t], [&](int64_t i) { return value(r, static_cast<int>(t), i); }).stored);
         const Vec want = reference(all);
-        const std::string what = std::string(dtype_name(dt)) + " tensor " + std::to_string(t) + " rank " +
-                                 std::to_string(rt.rank());
-        expect_close(read(grouped[t], dt), want, dt, "grouped " + what);
-        expect_close(read(single[t], dt), want, dt, "separate " + what);
+        expect_close(read(grouped[t], dt), want, dt, cat("grouped", dtype_name(dt), "tensor", t, "rank", rt.rank()));
+        expect_close(read(single[t], dt), want, dt, cat("separate", dtype_name(dt), "tensor", t, "rank", rt.rank()));
       }
     });
     ASSERT_TRUE(s.ok()) << s.to_string();
@@ -151,7 +158,7 @@ TEST_P(AdasumWorld, CollectiveKeepsTensorBoundsInOneBuffer) {
     for (int r = 0; r < np; ++r) {
       const Vec& got = results[static_cast<size_t>(r)];
       expect_close(Vec(got.begin() + static_cast<long>(off), got.begin() + static_cast<long>(off + want.size())),
-                   want, DataType::kFloat64, "tensor " + std::to_string(t) + " rank " + std::to_string(r));
+                   want, DataType::kFloat64, cat("tensor", t, "rank", r));
     }
     off += want.size();
   }
