@@ -221,7 +221,8 @@ def _name(kind, name, process_set=None):
     return f"{kind}.noname.{n}" if sid == 0 else f"{kind}.noname.set{sid}.{n}"
 
 
-def _op(average, op, fn):
+def _op(average, op, fn, process_set=None):
+    """The runtime's op; an Adasum allreduce over ``process_set`` is checked here."""
     if average is not None:
         if op is not None:
             raise ValueError(f"hvd.{fn}: give op or average, not both")
@@ -229,13 +230,13 @@ def _op(average, op, fn):
     op = Average if op is None else op
     if op not in _OP_NAMES:
         raise ValueError(f"hvd.{fn}: unknown op {op!r}")
+    if op == Adasum and process_set is not None:
+        _check_adasum(process_set, fn)
     return op
 
 
 def _check_adasum(process_set, fn):
-    """Horovod's check before an Adasum allreduce: the recursive algorithm needs a
-    power-of-two number of ranks (Horovod counts the world; here the process set's, which
-    may be any set of such a size)."""
+    """Horovod's check: Adasum needs a power-of-two number of ranks (here the set's)."""
     n = process_set.size()
     if n < 1 or n & (n - 1):
         raise NotImplementedError(f"hvd.{fn}: Running Adasum with non-power of 2 ranks is not supported "
@@ -330,9 +331,7 @@ def _scale(t, factor):
 def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                      postscale_factor=1.0, process_set=global_process_set):
     """In-place asynchronous allreduce of ``tensor``; synchronize() returns it."""
-    op = _op(average, op, "allreduce_async_")
-    if op == Adasum:
-        _check_adasum(process_set, "allreduce_async_")
+    op = _op(average, op, "allreduce_async_", process_set)
     _check_tensor(tensor, "allreduce_async_")
     op, prescale_factor, postscale_factor, host = _host_scaling(
         [tensor.dtype], op, prescale_factor, postscale_factor, process_set)
@@ -352,9 +351,7 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                     postscale_factor=1.0, process_set=global_process_set, compression=None):
     """Asynchronous allreduce into a new tensor; ``tensor`` is left as it is."""
-    op = _op(average, op, "allreduce_async")
-    if op == Adasum:
-        _check_adasum(process_set, "allreduce_async")
+    op = _op(average, op, "allreduce_async", process_set)
     _check_tensor(tensor, "allreduce_async")
     if compression is not None:
         tensor, ctx = compression.compress(tensor)
@@ -392,9 +389,7 @@ def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, po
 def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
                              postscale_factor=1.0, process_set=global_process_set):
     """In-place allreduce of a list of tensors negotiated and fused as one unit."""
-    op = _op(average, op, "grouped_allreduce_async_")
-    if op == Adasum:
-        _check_adasum(process_set, "grouped_allreduce_async_")
+    op = _op(average, op, "grouped_allreduce_async_", process_set)
     for t in tensors:
         _check_tensor(t, "grouped_allreduce_async_")
     rop, _, _, host = _host_scaling([t.dtype for t in tensors], op, prescale_factor,
