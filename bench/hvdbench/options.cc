@@ -180,7 +180,7 @@ std::string check_collective_mode(const KnobFlags& k, Options* o) {
   if (!parse_dtype(o->dtype))
     return "unknown dtype '" + o->dtype +
            "'; expected uint8, int8, int32, int64, float16, bfloat16, float32 or float64";
-  if (!parse_op(o->op))
+  if (!parse_op(o->op) || *parse_op(o->op) == ReduceOp::kAdasum)
     return "unknown op '" + o->op + "'; expected sum, average, min, max or product";
   auto b = parse_size(k.min_bytes);
   if (!b) return "-b/--minbytes: '" + k.min_bytes + "' is not a size (e.g. 8, 4K, 1M, 2G)";

@@ -45,7 +45,7 @@ hvd::DataType dtype_of(const std::string& name) {
 }
 
 hvd::ReduceOp op_of(int op) {
-  if (op < 0 || op > static_cast<int>(hvd::ReduceOp::kProduct))
+  if (op < 0 || op > static_cast<int>(hvd::ReduceOp::kAdasum))
     throw py::value_error("hvd: unknown reduction op " + std::to_string(op));
   return static_cast<hvd::ReduceOp>(op);
 }

@@ -138,6 +138,21 @@ Status RuntimeImpl::remove_process_set(int id) {
   return enqueue(std::move(q))->wait();
 }
 
+// Adasum (collectives/adasum.h): float types on the CPU, a power-of-two process set.
+static Status validate_adasum(const OpRequest& q, int set_size) {
+  auto what = [&q] { return std::string(optype_name(q.op)) + " '" + q.name + "': Adasum "; };
+  const DataType dt = q.input.dtype;
+  if (dt != DataType::kFloat16 && dt != DataType::kFloat32 && dt != DataType::kFloat64)
+    return Status::InvalidArgument(what() + "is defined for float16, float32 and float64 tensors, not " +
+                                   std::string(dtype_name(dt)));
+  if (q.input.device != DeviceKind::kCPU) return Status::InvalidArgument(what() + "runs on CPU tensors only");
+  if (set_size <= 0 || (set_size & (set_size - 1)) != 0)
+    return Status::InvalidArgument(what() + "needs a power-of-two number of ranks (1, 2, 4, 8, ...), but process set " +
+                                   std::to_string(q.process_set) + " has " + std::to_string(set_size) +
+                                   " (Horovod: running Adasum with non-power of 2 ranks is not supported)");
+  return Status::OK();
+}
+
 Status RuntimeImpl::validate(const OpRequest& q) const {
   // The prefix of every message, built only when there is an error to report.
   auto what = [&q] { return std::string(optype_name(q.op)) + " '" + q.name + "': "; };
@@ -163,6 +178,7 @@ Status RuntimeImpl::validate(const OpRequest& q) const {
                                        ", dtype and device (got " + shape_string(q.output.shape) + ")");
       if (!q.output.data && q.output.count() > 0 && !dev->allows_phantom())
         return Status::InvalidArgument(what() + "output tensor has no storage");
+      if (q.reduce_op == ReduceOp::kAdasum) return validate_adasum(q, size);
       break;
     case OpType::kBroadcast:
       if (q.root < 0 || q.root >= size)
@@ -170,6 +186,8 @@ Status RuntimeImpl::validate(const OpRequest& q) const {
       break;
     case OpType::kAllgather:
     case OpType::kReducescatter:
+      if (q.op == OpType::kReducescatter && q.reduce_op == ReduceOp::kAdasum)
+        return Status::InvalidArgument(what() + "Adasum is an allreduce only (as in Horovod)");
       if (q.input.shape.empty()) return Status::InvalidArgument(what() + "needs a tensor with at least one dimension");
       break;
     case OpType::kAlltoall: {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "collectives/adasum.h"
 #include "collectives/allgather_ring.h"
 #include "collectives/allreduce_direct.h"
 #include "collectives/allreduce_hierarchical.h"
@@ -24,7 +25,7 @@ struct AllreduceCall {
   void* buf;
   int64_t count;
   DataType dt;
-  ReduceOp op;  // never Average: lowered at enqueue
+  ReduceOp op;  // never Average (lowered at enqueue) nor Adasum (its own path)
   bool small;   // below rhd_threshold
 };
 
@@ -95,6 +96,13 @@ const AllreduceAlgo& Executor::choose_allreduce(int64_t bytes) const {
 Status Executor::allreduce_with(void* buf, int64_t count) {
   const DataType dt = r_.dtype;
   const ReduceOp op = r_.reduce_op;
+  if (op == ReduceOp::kAdasum) {  // not element-wise: its own algorithm, never native
+    algorithm_ = "ADASUM_ALLREDUCE";
+    return phase(algorithm_, "communication", [&] {
+      CollectiveContext c = ctx(*ps_.t);
+      return adasum_allreduce(c, buf, r_.counts, dt);
+    });
+  }
   const int64_t bytes = count * static_cast<int64_t>(dtype_size(dt));
   const AllreduceAlgo* algo = &choose_allreduce(bytes);
   if (algo->id == AllreduceAlgorithm::kNative) {
@@ -159,7 +167,9 @@ Status Executor::allreduce() {
   void* buf;
   const bool in_place = entries_.size() == 1 && entries_[0].has_value();
   const AllreduceAlgo& algo = choose_allreduce(total * static_cast<int64_t>(es));
-  if (d.scatter_gather() && algo.pieces) return allreduce_in_place_pieces(total, algo);
+  // Adasum needs the tensors' bounds in one buffer (and halves it, not element-wise).
+  if (d.scatter_gather() && algo.pieces && r_.reduce_op != ReduceOp::kAdasum)
+    return allreduce_in_place_pieces(total, algo);
   if (in_place) {  // one tensor: work directly in its output, no fusion buffer
     const PendingOp& q = entries_[0]->req;
     buf = q.output;

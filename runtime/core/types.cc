@@ -10,7 +10,7 @@ namespace {
 constexpr std::array<std::string_view, 8> kDtypeNames = {
     "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
 constexpr std::array<size_t, 8> kDtypeSizes = {1, 1, 4, 8, 2, 2, 4, 8};
-constexpr std::array<std::string_view, 5> kOpNames = {"average", "sum", "min", "max", "product"};
+constexpr std::array<std::string_view, 6> kOpNames = {"average", "sum", "min", "max", "product", "adasum"};
 constexpr std::array<std::string_view, 9> kOpTypeNames = {
     "ALLREDUCE", "ALLGATHER", "BROADCAST", "ALLTOALL", "REDUCESCATTER", "BARRIER", "JOIN",
     "ADD_PROCESS_SET", "REMOVE_PROCESS_SET"};

@@ -120,6 +120,20 @@ void expect_same_error(const std::vector<Status>& all, const std::string& needle
   }
 }
 
+// Adasum is a reduction like the others in negotiation: a rank asking for Sum or Average
+// where the others ask for Adasum fails on every rank (4 ranks: Adasum needs a power of two).
+TEST(Mismatch, AdasumAgainstSumAndAverage) {
+  static float bufs[4][8];
+  expect_same_error(disagree([](Runtime& rt) {
+    Tensor t{bufs[rt.rank()], DataType::kFloat32, {4}};
+    return rt.allreduce_async("x", t, t, rt.rank() == 3 ? ReduceOp::kSum : ReduceOp::kAdasum);
+  }, 4), "Mismatched reduction operations: one rank requested adasum, but another rank requested sum");
+  expect_same_error(disagree([](Runtime& rt) {
+    Tensor t{bufs[rt.rank()], DataType::kFloat32, {4}};
+    return rt.allreduce_async("x", t, t, rt.rank() == 0 ? ReduceOp::kAverage : ReduceOp::kAdasum);
+  }, 4), "Mismatched reduction operations: one rank requested average, but another rank requested adasum");
+}
+
 TEST(Mismatch, ShapesDtypesOpsRootsAndScales) {
   // One buffer per rank, alive until the handles are waited on.
   static float bufs[8][64];

@@ -18,8 +18,8 @@ from hvd import HvdError, _core
 
 # Reduction ops, numbered as the runtime's ReduceOp.
 Average, Sum, Min, Max, Product = 0, 1, 2, 3, 4
-Adasum = 5  # Horovod's; not implemented by the hvd runtime (raises)
-_OP_NAMES = {Average: "Average", Sum: "Sum", Min: "Min", Max: "Max", Product: "Product"}
+Adasum = 5  # allreduce of float16/32/64 over a power-of-two number of ranks (docs/python.md)
+_OP_NAMES = {Average: "Average", Sum: "Sum", Min: "Min", Max: "Max", Product: "Product", Adasum: "Adasum"}
 
 _NATIVE = {
     torch.uint8: "uint8", torch.int8: "int8", torch.int32: "int32", torch.int64: "int64",
@@ -245,17 +245,26 @@ def _name(kind, name, process_set=None):
     return f"{kind}.noname.{n}" if sid == 0 else f"{kind}.noname.set{sid}.{n}"
 
 
-def _op(average, op, fn):
+def _op(average, op, fn, process_set=None):
+    """The runtime's op; an Adasum allreduce over ``process_set`` is checked here."""
     if average is not None:
         if op is not None:
             raise ValueError(f"hvd.{fn}: give op or average, not both")
         return Average if average else Sum
     op = Average if op is None else op
-    if op == Adasum:
-        raise NotImplementedError(f"hvd.{fn}: op=Adasum is not implemented by the hvd runtime")
     if op not in _OP_NAMES:
         raise ValueError(f"hvd.{fn}: unknown op {op!r}")
+    if op == Adasum and process_set is not None:
+        _check_adasum(process_set, fn)
     return op
+
+
+def _check_adasum(process_set, fn):
+    """Horovod's check: Adasum needs a power-of-two number of ranks (here the set's)."""
+    n = process_set.size()
+    if n < 1 or n & (n - 1):
+        raise NotImplementedError(f"hvd.{fn}: Running Adasum with non-power of 2 ranks is not supported "
+                                  f"yet ({n} ranks)")
 
 
 def _check_tensor(tensor, fn):
@@ -346,7 +355,7 @@ def _scale(t, factor):
 def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                      postscale_factor=1.0, process_set=global_process_set):
     """In-place asynchronous allreduce of ``tensor``; synchronize() returns it."""
-    op = _op(average, op, "allreduce_async_")
+    op = _op(average, op, "allreduce_async_", process_set)
     _check_tensor(tensor, "allreduce_async_")
     op, prescale_factor, postscale_factor, host = _host_scaling(
         [tensor.dtype], op, prescale_factor, postscale_factor, process_set)
@@ -366,7 +375,7 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                     postscale_factor=1.0, process_set=global_process_set, compression=None):
     """Asynchronous allreduce into a new tensor; ``tensor`` is left as it is."""
-    op = _op(average, op, "allreduce_async")
+    op = _op(average, op, "allreduce_async", process_set)
     _check_tensor(tensor, "allreduce_async")
     if compression is not None:
         tensor, ctx = compression.compress(tensor)
@@ -404,7 +413,7 @@ def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, po
 def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
                              postscale_factor=1.0, process_set=global_process_set):
     """In-place allreduce of a list of tensors negotiated and fused as one unit."""
-    op = _op(average, op, "grouped_allreduce_async_")
+    op = _op(average, op, "grouped_allreduce_async_", process_set)
     for t in tensors:
         _check_tensor(t, "grouped_allreduce_async_")
     rop, _, _, host = _host_scaling([t.dtype for t in tensors], op, prescale_factor,
@@ -549,6 +558,8 @@ def reducescatter_async(tensor, name=None, op=None, process_set=global_process_s
                         prescale_factor=1.0, postscale_factor=1.0):
     """Reduces across ranks and gives each rank its slice of dim 0 (default op Average)."""
     op = _op(None, op, "reducescatter_async")
+    if op == Adasum:
+        raise ValueError("hvd.reducescatter_async: Adasum is an allreduce only")
     w, postscale_factor = _scatter_wire(tensor, op, prescale_factor, postscale_factor, process_set,
                                         "reducescatter_async")
     h = _core.reducescatter_async(_name("reducescatter", name, process_set), w.ptr(), w.dtype, w.shape, w.op,
@@ -572,6 +583,8 @@ def reducescatter(tensor, name=None, compression=None, op=None, process_set=glob
 def grouped_reducescatter_async(tensors, name=None, op=None, process_set=global_process_set,
                                 prescale_factor=1.0, postscale_factor=1.0):
     op = _op(None, op, "grouped_reducescatter_async")
+    if op == Adasum:
+        raise ValueError("hvd.grouped_reducescatter_async: Adasum is an allreduce only")
     dtypes = [t.dtype for t in tensors]
     pairs = [_scatter_wire(t, op, prescale_factor, postscale_factor, process_set,
                            "grouped_reducescatter_async", dtypes) for t in tensors]

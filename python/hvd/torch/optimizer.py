@@ -10,6 +10,7 @@ import torch
 from hvd.torch import mpi_ops, sparse, trace
 from hvd.torch.compression import Compression
 from hvd.torch.mpi_ops import Average, global_process_set
+from hvd.torch.optimizer_adasum import adasum_optimizer
 
 
 class _DistributedOptimizer(torch.optim.Optimizer):
@@ -212,6 +213,9 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
                          process_set=global_process_set):
     """Wraps ``optimizer`` so that step() applies gradients averaged (``op``) over the ranks.
 
+    ``op=hvd.Adasum`` wraps it as Horovod's Adasum optimizer instead (optimizer_adasum.py):
+    each rank steps locally and the parameter deltas are reduced with Adasum.
+
     ``backward_passes_per_step``: gradients accumulate locally over that many backward
     passes before they are allreduced (scale the loss yourself, as with Horovod; change it
     later with ``set_backward_passes_per_step``). ``groups``: a number of groups, or lists
@@ -220,8 +224,14 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     allreduced as such; otherwise they go through ``sparse_allreduce_async`` (op Sum or
     Average).
     """
-    if op not in (mpi_ops.Average, mpi_ops.Sum, mpi_ops.Min, mpi_ops.Max, mpi_ops.Product):
+    if op not in (mpi_ops.Average, mpi_ops.Sum, mpi_ops.Min, mpi_ops.Max, mpi_ops.Product, mpi_ops.Adasum):
         raise ValueError(f"DistributedOptimizer: unsupported op {op!r}")
+    if op == mpi_ops.Adasum and process_set.size() > 1:
+        # Horovod's delta optimizer (optimizer_adasum.py); on one rank the plain wrapper
+        # (an Adasum of one delta is the delta), as Horovod does.
+        mpi_ops._check_adasum(process_set, "DistributedOptimizer")
+        return adasum_optimizer(optimizer, named_parameters, compression, backward_passes_per_step,
+                                process_set)
     if gradient_predivide_factor != 1.0 and op != Average:
         raise ValueError("DistributedOptimizer: gradient_predivide_factor needs op=Average")
     if num_groups and groups is not None:

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "backends/local/adasum_kernels.h"
 #include "backends/local/reduce_kernels.h"
 #include "hvd/device.h"
 
@@ -34,6 +35,12 @@ class CpuDevice final : public Device {
   }
   void fill_identity(void* buf, int64_t count, DataType dt, ReduceOp op) override {
     if (buf) fill_identity_host(buf, count, dt, op);
+  }
+  Status dot_norms(const void* a, const void* b, int64_t count, DataType dt, double out[3]) override {
+    return dot_norms_host(a, b, count, dt, out);
+  }
+  Status scaled_add(void* a, double ca, const void* b, double cb, int64_t count, DataType dt) override {
+    return scaled_add_host(a, ca, b, cb, count, dt);
   }
 };
 

@@ -199,6 +199,7 @@ void reduce_host_into(void* dst, const void* a, const void* b, int64_t count, Da
     case ReduceOp::kProduct: return reduce_typed<Prod>(dst, a, b, count, dt);
     case ReduceOp::kMin: return reduce_typed<Min>(dst, a, b, count, dt);
     case ReduceOp::kMax: return reduce_typed<Max>(dst, a, b, count, dt);
+    case ReduceOp::kAdasum: return;  // not element-wise: collectives/adasum.h, never here
   }
 }
 

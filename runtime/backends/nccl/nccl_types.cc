@@ -78,6 +78,8 @@ Status to_nccl_reduction(ReduceOp op, DataType dt, int group_size, int version,
       r.op = ncclSum;
       r.postscale = 1.0 / group_size;
       break;
+    case ReduceOp::kAdasum:  // not element-wise: the runtime's own algorithm, on the CPU
+      return Status::InvalidArgument("NCCL has no Adasum reduction");
   }
   *out = r;
   return Status::OK();

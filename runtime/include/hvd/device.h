@@ -37,6 +37,18 @@ class Device {
   virtual void scale(void* buf, int64_t count, DataType dt, double factor) = 0;
   /// Fills with the identity of `op` (0 for sum, +inf for min, ...): a joined rank's data.
   virtual void fill_identity(void* buf, int64_t count, DataType dt, ReduceOp op) = 0;
+  /// Adasum's statistics of two ranges of `count` elements (float16/32/64): out[0] =
+  /// dot(a, b), out[1] = |a|², out[2] = |b|², accumulated in double. Devices without it
+  /// (GPUs, the simulator) return an error; the CPU device implements it.
+  virtual Status dot_norms(const void* a, const void* b, int64_t count, DataType dt, double out[3]) {
+    (void)a, (void)b, (void)count, (void)dt, (void)out;
+    return Status::InvalidArgument("this device has no Adasum kernels (Adasum runs on CPU tensors)");
+  }
+  /// a[i] = ca * a[i] + cb * b[i] (float16/32/64; Adasum's pairwise combination).
+  virtual Status scaled_add(void* a, double ca, const void* b, double cb, int64_t count, DataType dt) {
+    (void)a, (void)ca, (void)b, (void)cb, (void)count, (void)dt;
+    return Status::InvalidArgument("this device has no Adasum kernels (Adasum runs on CPU tensors)");
+  }
   /// Waits for queued device work (no-op on the CPU).
   virtual void synchronize() {}
   /// Returns and clears the first failure of asynchronous device work (OK on the CPU).

@@ -13,8 +13,10 @@ namespace hvd {
 /// Element type of a tensor.
 enum class DataType : uint8_t { kUInt8, kInt8, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64 };
 
-/// Reduction applied by allreduce / reducescatter.
-enum class ReduceOp : uint8_t { kAverage, kSum, kMin, kMax, kProduct };
+/// Reduction applied by allreduce / reducescatter. kAdasum (allreduce of float16/32/64 CPU
+/// tensors over a power-of-two number of ranks) is Adasum's adaptive summation, not an
+/// element-wise operation: collectives/adasum.h.
+enum class ReduceOp : uint8_t { kAverage, kSum, kMin, kMax, kProduct, kAdasum };
 
 /// The collective a request asks for.
 enum class OpType : uint8_t {
@@ -33,7 +35,7 @@ std::string_view dtype_name(DataType t);
 std::optional<DataType> parse_dtype(std::string_view name);
 /// Lower-case name ("sum").
 std::string_view op_name(ReduceOp op);
-/// Parses "average"/"sum"/"min"/"max"/"product"; nullopt if unknown.
+/// Parses "average"/"sum"/"min"/"max"/"product"/"adasum"; nullopt if unknown.
 std::optional<ReduceOp> parse_op(std::string_view name);
 /// Upper-case collective name as in Horovod's timeline ("ALLREDUCE").
 std::string_view optype_name(OpType t);
