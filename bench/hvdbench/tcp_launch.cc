@@ -74,8 +74,8 @@ std::vector<std::string> ssh_command(const std::string& host, const std::vector<
   }
   char cwd[4096] = {};
   std::string line = "cd " + quote(getcwd(cwd, sizeof cwd - 1) ? cwd : ".") + " && env";
-  for (const auto& [k, v] : env) line += " " + k + "=" + quote(v);
-  for (const std::string& c : cmd) line += " " + quote(c);
+  for (const auto& [k, v] : env) line.append(" ").append(k).append("=").append(quote(v));
+  for (const std::string& c : cmd) line.append(" ").append(quote(c));
   const char* ssh = std::getenv("HVDRUN_SSH");
   std::istringstream words(ssh && *ssh ? ssh : "ssh -o BatchMode=yes -o StrictHostKeyChecking=no");
   std::vector<std::string> out;
