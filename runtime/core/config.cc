@@ -1,5 +1,6 @@
 #include "hvd/config.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -189,10 +190,15 @@ StatusOr<Algorithms> Config::algorithms() const {
   return a;
 }
 
-bool parse_log_level(const std::string& s, LogLevel* out) {
+bool parse_log_level(const std::string& text, LogLevel* out) {
+  // Any case, as Horovod reads HOROVOD_LOG_LEVEL (horovodrun --log-level takes INFO, ...);
+  // fatal is Horovod's level above error, which here is error.
   static const std::pair<const char*, LogLevel> kLevels[] = {
-      {"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug},     {"info", LogLevel::kInfo},
-      {"warning", LogLevel::kWarning}, {"warn", LogLevel::kWarning}, {"error", LogLevel::kError}};
+      {"trace", LogLevel::kTrace},     {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
+      {"warning", LogLevel::kWarning}, {"warn", LogLevel::kWarning}, {"error", LogLevel::kError},
+      {"fatal", LogLevel::kError}};
+  std::string s = text;
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const auto& [n, l] : kLevels) {
     if (s == n) {
       *out = l;

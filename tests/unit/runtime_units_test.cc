@@ -56,6 +56,21 @@ TEST(Config, RejectsBadValuesWithTheVariableName) {
   EXPECT_EQ(d.fusion_threshold, 32LL << 20);
 }
 
+// Log levels in any case, as horovodrun --log-level and HOROVOD_LOG_LEVEL take them.
+TEST(Config, LogLevelsInAnyCase) {
+  LogLevel l = LogLevel::kTrace;
+  EXPECT_TRUE(parse_log_level("INFO", &l));
+  EXPECT_EQ(l, LogLevel::kInfo);
+  EXPECT_TRUE(parse_log_level("Warning", &l));
+  EXPECT_EQ(l, LogLevel::kWarning);
+  EXPECT_TRUE(parse_log_level("FATAL", &l));
+  EXPECT_EQ(l, LogLevel::kError);
+  EXPECT_FALSE(parse_log_level("loud", &l));
+  Config c;
+  EXPECT_TRUE(c.set("HOROVOD_LOG_LEVEL", "DEBUG").ok());
+  EXPECT_FALSE(c.set("HOROVOD_LOG_LEVEL", "loud").ok());
+}
+
 // The algorithm knobs are parsed to enums once (Config::algorithms); their names and the
 // messages for unknown ones are those the knobs always had.
 TEST(Config, ParsesEveryAlgorithmNameToItsEnum) {

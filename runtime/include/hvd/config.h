@@ -39,7 +39,7 @@ namespace hvd {
   X(autotune_bayes_opt_max_samples, "AUTOTUNE_BAYES_OPT_MAX_SAMPLES", int64_t, 20, "autotune: Bayesian samples of fusion threshold x cycle time") \
   X(autotune_gaussian_process_noise, "AUTOTUNE_GAUSSIAN_PROCESS_NOISE", double, 0.8, "autotune: Gaussian-process noise (scores standardised)") \
   X(ranks_per_node, "RANKS_PER_NODE", int64_t, 0, "MPI: every k consecutive ranks of a host count as one node (0: the hosts); emulates a multi-node layout on one host") \
-  X(log_level, "LOG_LEVEL", std::string, "warning", "trace|debug|info|warning|error")
+  X(log_level, "LOG_LEVEL", std::string, "warning", "trace|debug|info|warning|error (any case; fatal = error)")
 // clang-format on
 
 /// The *_algorithm knobs as the core compares them (Config::algorithms() parses the names).
