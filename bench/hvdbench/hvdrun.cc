@@ -17,6 +17,7 @@
 
 #include "cli_flags.h"
 #include "launcher.h"
+#include "rank_status.h"
 #include "hvd/tcp.h"
 #include "tcp_launch.h"
 
@@ -82,6 +83,8 @@ int main(int argc, char** argv) {
   app.add_flag("--tcp,--gloo", tcp, "run the ranks over the TCP backend, without MPI (hvdrun starts them)");
   app.add_option("--start-timeout", start_timeout,
                  "--tcp: seconds every rank has to reach the rendezvous and connect (default 30)");
+  std::string rank_status_dir;  // set by hvdrun itself for the ranks it starts (rank_status.h)
+  app.add_option("--rank-status-dir", rank_status_dir)->group("");
   bool check_build = false;
   app.add_flag("--check-build", check_build, "print the frameworks, controllers and tensor operations this build has");
   std::vector<std::string> args = hb::normalise_args(argc, argv, &app);
@@ -119,9 +122,24 @@ int main(int argc, char** argv) {
     return hb::run_tcp_job(o, cmd, start_timeout);
   }
   if (std::string hosts = hb::check_hosts(o); !hosts.empty()) return bad(hosts);
+  if (!rank_status_dir.empty()) return hb::run_rank_recording_status(rank_status_dir, cmd);
   const bool here_alone = o.np == 1 && o.hosts.empty() && o.hostfile.empty();
   if (hb::mpi_world_size_from_env() > 0 || here_alone)
     return hb::exec_command(cmd, "hvdrun", "");
+  // Every rank on this host: each runs through hvdrun, which records its exit status, so a
+  // failed rank is not lost when mpirun exits 0 (--enable-recovery).
+  if (o.hosts.empty() && o.hostfile.empty()) {
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    char dir[] = "/tmp/hvdrun-status-XXXXXX";
+    if (n > 0 && mkdtemp(dir) != nullptr) {
+      self[n] = '\0';
+      std::vector<std::string> wrapped = {"--rank-status-dir", dir};
+      wrapped.insert(wrapped.end(), cmd.begin(), cmd.end());
+      return hb::run_mpirun_with_statuses(hb::mpirun_command(o, self, wrapped, geteuid() == 0, hb::host_cores()),
+                                          dir, o.np);
+    }
+  }
   std::vector<std::string> rest(cmd.begin() + 1, cmd.end());
   std::vector<std::string> launch = hb::mpirun_command(o, cmd[0], rest, geteuid() == 0, hb::host_cores());
   return hb::exec_command(launch, "hvdrun",
