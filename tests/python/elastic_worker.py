@@ -3,7 +3,7 @@
 model trained with hvd.elastic.run + TorchState, committing at the end of every epoch. It
 prints one line per epoch ("elastic_worker: worker W epoch E size S rank R t=T"), one per
 reset and, at the end, the checksum of its parameters. ELASTIC_KILL="W:E:S[,...]" makes
-worker W SIGKILL itself at epoch E, step S; ELASTIC_KILL_IN_COMMIT=W kills worker W inside
+worker W SIGKILL itself at step S of the first epoch >= E; ELASTIC_KILL_IN_COMMIT=W kills worker W inside
 its first commit at size > 1 (after saving, before the generation check)."""
 import argparse
 import hashlib
@@ -68,7 +68,7 @@ def main():
         say(f"synced at epoch {state.epoch} size {hvd.size()}")
         for state.epoch in range(state.epoch, a.epochs):
             for step in range(a.steps):
-                if (ME, state.epoch, step) in todo:
+                if any(w == ME and state.epoch >= e and step == s for w, e, s in todo):
                     say(f"kills itself at epoch {state.epoch} step {step}")
                     os.kill(os.getpid(), signal.SIGKILL)
                 x, y = batch(state.epoch, step, hvd.rank())
