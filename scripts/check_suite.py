@@ -24,7 +24,7 @@ PARTS = {
     "python hvd": "python/hvd/_core*.so",
 }
 # Test labels the README's test command must run (GPU labels may be absent without CUDA).
-LABELS = ["unit", "mpi", "tcp", "sim", "bench", "gui", "validation", "python"]
+LABELS = ["unit", "mpi", "tcp", "sim", "bench", "gui", "validation", "python", "elastic"]
 # The only tests allowed to skip: they need a GPU this machine may not have.
 MAY_SKIP_LABEL = "gpu"
 

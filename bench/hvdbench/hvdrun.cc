@@ -2,6 +2,8 @@
 //
 //   hvdrun -np 4 [-H host:slots,...] [--hostfile F] [--mpi-args "..."] [knob flags] CMD ARGS...
 //   hvdrun --tcp -np 4 [-H host:slots,...] [--start-timeout S] [knob flags] CMD ARGS...
+//   hvdrun [--tcp] -np 2 --min-np 1 --max-np 4 --host-discovery-script S [--elastic-timeout T]
+//          [--reset-limit N] [--blacklist-cooldown-range MIN MAX] CMD ARGS...   (elastic)
 //
 // Starts CMD on N ranks with Open MPI's mpirun (localhost: --bind-to none, idle ranks yield,
 // --oversubscribe beyond the cores; -H/--hostfile pass hosts on), the knob flags becoming
@@ -16,6 +18,7 @@
 #include <iostream>
 
 #include "cli_flags.h"
+#include "elastic_driver.h"
 #include "launcher.h"
 #include "rank_status.h"
 #include "hvd/tcp.h"
@@ -40,6 +43,7 @@ const char* kFooter =
     "  hvdrun -np 8 -H a:4,b:4 /usr/bin/python3 train.py\n"
     "  hvdrun -np 2 --timeline-filename /tmp/tl.json --cycle-time-ms 2 /usr/bin/python3 train.py\n"
     "  hvdrun --tcp -np 4 /usr/bin/python3 train.py   (no MPI)\n"
+    "  hvdrun -np 2 --min-np 1 --max-np 4 --host-discovery-script ./hosts.sh /usr/bin/python3 train.py   (elastic)\n"
     "  hvdrun --check-build\n"
     "\nExit codes: CMD's own; 1 when mpirun or CMD cannot be started; 2 bad input.\n";
 
@@ -61,6 +65,30 @@ void print_check_build() {
   row(HVD_BUILT_MPI, "MPI");
   row(false, "Gloo");
 }
+
+// horovodrun's elastic flags; --host-discovery-script turns elastic mode on (over TCP).
+void add_elastic_flags(CLI::App& app, hb::ElasticOptions* e) {
+  const char* g = "Elastic (over TCP)";
+  app.add_option("--host-discovery-script", e->discovery_script,
+                 "elastic mode: a command printing the usable hosts, one 'host:slots' line each (polled every second)")
+      ->group(g);
+  app.add_option("--min-np", e->min_np, "fewest workers to train with (default -np)")->group(g);
+  app.add_option("--max-np", e->max_np, "most workers to start (default: every slot discovery offers)")->group(g);
+  app.add_option("--slots-per-host", e->slots_per_host, "slots of a discovered host printed without ':slots' (default 1)")
+      ->group(g);
+  app.add_option("--elastic-timeout", e->elastic_timeout_s,
+                 "seconds to wait for --min-np workers, and for a new world to form (default 600)")
+      ->group(g);
+  app.add_option("--reset-limit", e->reset_limit, "most times the world may be rebuilt before the job fails")->group(g);
+  app.add_option("--blacklist-cooldown-range", e->cooldown,
+                 "MIN MAX: seconds a host with a failed worker gets no new workers (grows with each failure)")
+      ->expected(2)
+      ->allow_extra_args(false)
+      ->group(g);
+}
+
+// Elastic mode: the flags checked, then hvdrun drives the job (elastic_driver.h).
+int run_elastic(hb::ElasticOptions el, const hb::Options& o, CLI::App& app, const std::vector<std::string>& cmd);
 
 int bad(const std::string& msg) {
   std::cerr << "hvdrun: " << msg << "\n";
@@ -85,6 +113,8 @@ int main(int argc, char** argv) {
                  "--tcp: seconds every rank has to reach the rendezvous and connect (default 30)");
   std::string rank_status_dir;  // set by hvdrun itself for the ranks it starts (rank_status.h)
   app.add_option("--rank-status-dir", rank_status_dir)->group("");
+  hb::ElasticOptions el;
+  add_elastic_flags(app, &el);
   bool check_build = false;
   app.add_flag("--check-build", check_build, "print the frameworks, controllers and tensor operations this build has");
   std::vector<std::string> args = hb::normalise_args(argc, argv, &app);
@@ -116,6 +146,10 @@ int main(int argc, char** argv) {
   hb::export_knob_env(o);
   if (!(start_timeout > 0) || start_timeout > 1e6)
     return bad("--start-timeout must be a positive number of seconds (got " + hb::fmt_number(start_timeout) + ")");
+  if (!el.discovery_script.empty()) return run_elastic(el, o, app, cmd);
+  for (const char* f : {"--min-np", "--max-np", "--elastic-timeout", "--reset-limit", "--blacklist-cooldown-range",
+                        "--slots-per-host"})
+    if (app.count(f)) return bad(std::string(f) + " is for elastic mode: give --host-discovery-script too");
   if (tcp) {
     if (!o.hostfile.empty()) return bad("--hostfile is for mpirun; with --tcp give -H host:slots,...");
     if (!o.mpi_args.empty()) return bad("--mpi-args is for mpirun; --tcp runs without MPI");
@@ -146,3 +180,18 @@ int main(int argc, char** argv) {
                           "to start " + std::to_string(o.np) +
                               " ranks (install Open MPI, set HVDBENCH_MPIRUN, or run under mpirun)");
 }
+
+namespace {
+
+int run_elastic(hb::ElasticOptions el, const hb::Options& o, CLI::App& app, const std::vector<std::string>& cmd) {
+  if (!o.hosts.empty() || !o.hostfile.empty())
+    return bad("-H/--hostfile name fixed hosts; in elastic mode --host-discovery-script names them");
+  if (!o.mpi_args.empty()) return bad("--mpi-args is for mpirun; elastic mode runs over TCP, without MPI");
+  el.np = o.np;
+  if (!app.count("--min-np")) el.min_np = o.np;
+  const std::string why = hb::check_elastic_options(el);
+  if (!why.empty()) return bad(why);
+  return hb::run_elastic_job(el, cmd);
+}
+
+}  // namespace

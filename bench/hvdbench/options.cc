@@ -223,7 +223,11 @@ std::vector<std::string> normalise_args(int argc, const char* const* argv, const
       else if (a.rfind("-np=", 0) == 0) a = "-" + a;
       if (app && !a.empty() && a[0] == '-' && a.find('=') == std::string::npos) {
         const CLI::Option* opt = app->get_option_no_throw(a);
-        if (opt && opt->get_type_size() != 0 && opt->get_expected_min() > 0 && i + 1 < argc) {  // its value
+        if (opt && opt->get_type_size() != 0 && opt->get_expected_min() > 0 && i + 1 < argc) {  // its values
+          for (int v = 1; v < opt->get_expected_min() && i + 1 < argc; ++v) {
+            out.push_back(a);
+            a = argv[++i];
+          }
           out.push_back(a);
           a = argv[++i];
         }

@@ -21,8 +21,6 @@ extern char** environ;
 
 namespace hvd::bench {
 
-namespace {
-
 std::string random_key() {
   unsigned char b[16] = {};
   const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -35,6 +33,8 @@ std::string random_key() {
   for (unsigned char c : b) k += {hex[c >> 4], hex[c & 15]};
   return k + std::to_string(::getpid());
 }
+
+namespace {
 
 std::string quote(const std::string& s) {
   std::string q = "'";
@@ -62,8 +62,8 @@ std::map<std::string, std::string> rank_env(int r, int np, const RankPlace& p, c
           {"HVD_RENDEZVOUS_KEY", key},        {"HVD_START_TIMEOUT", t.str()}};
 }
 
-// The ssh command line that runs `cmd` on `host` in this directory with `env` and the
-// variables ranks need from here (HVD_*, HOROVOD_*, PATH, PYTHONPATH, LD_LIBRARY_PATH).
+}  // namespace
+
 std::vector<std::string> ssh_command(const std::string& host, const std::vector<std::string>& cmd,
                                      std::map<std::string, std::string> env) {
   for (char** e = environ; *e; ++e) {
@@ -85,9 +85,6 @@ std::vector<std::string> ssh_command(const std::string& host, const std::vector<
   return out;
 }
 
-// Forks one rank: exec's `argv` with `env` added to this environment. Everything is built
-// before fork (the rendezvous server's threads may hold the allocator's lock). Returns the
-// child's pid, or -1.
 pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
   std::vector<std::string> vars, words = argv;
   for (char** e = environ; *e; ++e) {
@@ -116,6 +113,8 @@ int exit_code_of(int status) {
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;
 }
+
+namespace {
 
 // Waits for every rank. The first to fail stops the rest (SIGTERM, SIGKILL 5 s later);
 // its code is returned (0 when all succeed).

@@ -106,6 +106,27 @@ PYBIND11_MODULE(_core, m) {
     check(s);
   });
   m.def("is_initialized", &hvd::is_initialized);
+  // Elastic mode (hvd.elastic): the reset point and the generations of the world.
+  m.def("elastic_enabled", &hvd::elastic_enabled);
+  m.def("elastic_generation", &hvd::elastic_generation);
+  m.def("elastic_latest_generation", [] {
+    int64_t g = 0;
+    hvd::Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = hvd::elastic_latest_generation(&g);
+    }
+    check(s);
+    return g;
+  });
+  m.def("elastic_reset", [] {
+    hvd::Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = hvd::elastic_reset();
+    }
+    check(s);
+  });
 #ifdef HVD_HAVE_MPI
   m.attr("mpi_built") = true;
   // MPI_THREAD_MULTIPLE in effect (the runtime asks for it; MPI may give less).

@@ -20,6 +20,7 @@ namespace {
 struct DefaultInstance {
   OwnedSeams seams;
   std::unique_ptr<Runtime> runtime;
+  int64_t generation = 0;  // elastic mode: the generation of the current world
 };
 
 DefaultInstance& instance() {
@@ -35,7 +36,12 @@ Status init() {
   Config cfg;
   HVD_RETURN_IF_ERROR(Config::from_process_env(&cfg));
   std::unique_ptr<Transport> world;
-  if (tcp_launched_from_env()) {  // hvdrun --tcp: sockets and the rendezvous, no MPI
+  if (tcp_elastic_from_env()) {  // hvdrun's elastic driver: the next generation naming us
+    TcpOptions opts;
+    HVD_RETURN_IF_ERROR(tcp_elastic_options_from_env(&opts));
+    opts.ranks_per_node = cfg.ranks_per_node;
+    HVD_RETURN_IF_ERROR(join_elastic_tcp_world(opts, d.generation, &d.generation, &world));
+  } else if (tcp_launched_from_env()) {  // hvdrun --tcp: sockets and the rendezvous, no MPI
     TcpOptions opts;
     HVD_RETURN_IF_ERROR(tcp_options_from_env(&opts));
     opts.ranks_per_node = cfg.ranks_per_node;
@@ -75,6 +81,22 @@ Status shutdown() {
                  me, give_up_s);
 #endif
   return s;
+}
+
+bool elastic_enabled() { return tcp_elastic_from_env(); }
+int64_t elastic_generation() { return instance().generation; }
+
+Status elastic_latest_generation(int64_t* gen) {
+  if (!elastic_enabled()) return Status::Precondition("not an elastic worker (run under hvdrun --host-discovery-script)");
+  TcpOptions opts;
+  HVD_RETURN_IF_ERROR(tcp_elastic_options_from_env(&opts));
+  return latest_elastic_generation(opts, gen);
+}
+
+Status elastic_reset() {
+  if (!elastic_enabled()) return Status::Precondition("elastic_reset: not an elastic worker (run under hvdrun --host-discovery-script)");
+  (void)shutdown();  // after a lost peer the old world's shutdown fails; the new one is what counts
+  return init();
 }
 
 bool is_initialized() { return instance().runtime != nullptr; }

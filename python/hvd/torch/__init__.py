@@ -39,3 +39,4 @@ from hvd.torch.functions import (  # noqa: F401
 )
 from hvd.torch.optimizer import DistributedOptimizer  # noqa: F401
 from hvd.torch.trace import record_trace  # noqa: F401
+from hvd.torch import elastic  # noqa: F401,E402  (hvd.elastic.run, TorchState, ...)

@@ -175,6 +175,16 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             self._delay[p] = self.backward_passes_per_step
         self._synchronized = True
 
+    def _drop_pending(self):
+        """Forgets the allreduces of an interrupted step (elastic: after a failed step the
+        handles belong to a world that is gone); the next backward starts afresh."""
+        self._handles.clear()
+        self._group_handles.clear()
+        self._group_ready = [0] * len(self._groups)
+        for p in self._delay:
+            self._delay[p] = self.backward_passes_per_step
+        self._synchronized = False
+
     def skip_synchronize(self):
         """Context manager: step() without synchronize() (after calling it by hand)."""
         opt = self

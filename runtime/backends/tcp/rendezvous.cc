@@ -46,6 +46,10 @@ class Server final : public RendezvousServer {
     for (std::thread& t : clients_) t.join();  // only the joined accept thread adds to it
   }
   int port() const override { return port_; }
+  void put(const std::string& name, const std::string& value) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    store_[name] = value;
+  }
 
  private:
   void accept_loop() {

@@ -20,6 +20,8 @@ class RendezvousClient {
   Status set(const std::string& name, const std::string& value);
   /// Reads `name`, polling until it is set or `deadline` passes (kTimeout).
   Status get(const std::string& name, double deadline, std::string* value);
+  /// Every later request must be answered by `deadline` (connect's deadline until then).
+  void set_deadline(double deadline) { deadline_ = deadline; }
   /// "addr:port" for messages.
   const std::string& where() const { return where_; }
 

@@ -191,23 +191,41 @@ Status env_int(const char* name, bool required, int* out) {
 
 }  // namespace
 
-Status tcp_options_from_env(TcpOptions* out) {
-  TcpOptions o;
-  HVD_RETURN_IF_ERROR(env_text("HVD_RENDEZVOUS_ADDR", true, &o.rendezvous_addr));
-  HVD_RETURN_IF_ERROR(env_int("HVD_RENDEZVOUS_PORT", true, &o.rendezvous_port));
-  HVD_RETURN_IF_ERROR(env_text("HVD_RENDEZVOUS_KEY", true, &o.key));
-  HVD_RETURN_IF_ERROR(env_int("HVD_RANK", true, &o.rank));
-  HVD_RETURN_IF_ERROR(env_int("HVD_SIZE", true, &o.size));
-  HVD_RETURN_IF_ERROR(env_text("HVD_HOSTNAME", false, &o.hostname));
-  HVD_RETURN_IF_ERROR(env_text("HVD_TCP_ADDR", false, &o.advertise_addr));
+namespace {
+
+// Everything but the rank and the size (elastic workers get those from a generation).
+Status common_options_from_env(TcpOptions* o) {
+  HVD_RETURN_IF_ERROR(env_text("HVD_RENDEZVOUS_ADDR", true, &o->rendezvous_addr));
+  HVD_RETURN_IF_ERROR(env_int("HVD_RENDEZVOUS_PORT", true, &o->rendezvous_port));
+  HVD_RETURN_IF_ERROR(env_text("HVD_RENDEZVOUS_KEY", true, &o->key));
+  HVD_RETURN_IF_ERROR(env_text("HVD_HOSTNAME", false, &o->hostname));
+  HVD_RETURN_IF_ERROR(env_text("HVD_TCP_ADDR", false, &o->advertise_addr));
   std::string t;
   HVD_RETURN_IF_ERROR(env_text("HVD_START_TIMEOUT", false, &t));
   if (!t.empty()) {
     char* end = nullptr;
-    o.start_timeout_s = std::strtod(t.c_str(), &end);
-    if (*end || !(o.start_timeout_s > 0) || !std::isfinite(o.start_timeout_s))
+    o->start_timeout_s = std::strtod(t.c_str(), &end);
+    if (*end || !(o->start_timeout_s > 0) || !std::isfinite(o->start_timeout_s))
       return Status::InvalidArgument("HVD_START_TIMEOUT=" + t + ": not a positive number of seconds");
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status tcp_options_from_env(TcpOptions* out) {
+  TcpOptions o;
+  HVD_RETURN_IF_ERROR(common_options_from_env(&o));
+  HVD_RETURN_IF_ERROR(env_int("HVD_RANK", true, &o.rank));
+  HVD_RETURN_IF_ERROR(env_int("HVD_SIZE", true, &o.size));
+  HVD_RETURN_IF_ERROR(check(o));
+  *out = o;
+  return Status::OK();
+}
+
+Status tcp_elastic_options_from_env(TcpOptions* out) {
+  TcpOptions o;
+  HVD_RETURN_IF_ERROR(common_options_from_env(&o));
   HVD_RETURN_IF_ERROR(check(o));
   *out = o;
   return Status::OK();

@@ -30,6 +30,20 @@ int cross_size();
 /// The default runtime (null before init), for the full API.
 Runtime* runtime();
 
+/// Elastic training (hvdrun --tcp --host-discovery-script ...; docs/python.md "Elastic").
+/// True when this process is an elastic worker (hvdrun set HVD_ELASTIC_WORKER).
+bool elastic_enabled();
+/// The generation (world) this process is in: 0 before init or outside elastic mode.
+int64_t elastic_generation();
+/// The latest generation the driver published: newer than elastic_generation() means the
+/// set of workers changed and the world will be rebuilt at the next reset point.
+Status elastic_latest_generation(int64_t* gen);
+/// The reset point: shuts the runtime and its transport down (a failure of that shutdown,
+/// say a dead peer, is ignored) and joins the next generation that includes this worker:
+/// new size, new rank. Waits for one up to the elastic timeout (HVD_START_TIMEOUT). Every
+/// member of the new generation must call it (or, for new workers, init()).
+Status elastic_reset();
+
 /// Blocking allreduce of `in` into `out`.
 Status allreduce(const std::string& name, const Tensor& in, const Tensor& out,
                  ReduceOp op = ReduceOp::kAverage, double prescale = 1.0, double postscale = 1.0);

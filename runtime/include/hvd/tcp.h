@@ -50,6 +50,22 @@ class RendezvousServer {
   virtual ~RendezvousServer() = default;
   /// The port it listens on.
   virtual int port() const = 0;
+  /// Stores `value` under `name` from this process (hvdrun's elastic driver publishes
+  /// generations this way).
+  virtual void put(const std::string& name, const std::string& value) = 0;
 };
+
+/// Elastic mode (hvdrun --host-discovery-script): the world comes from the rendezvous's
+/// generations instead of HVD_RANK/HVD_SIZE. The driver stores "elastic/gen" = g (the
+/// latest generation) and "elastic/<g>/assign" = one "<worker id> <host>" line per rank,
+/// in rank order. A worker knows its id from HVD_ELASTIC_WORKER.
+bool tcp_elastic_from_env();
+/// The options of elastic mode from the environment (rank and size still unset).
+Status tcp_elastic_options_from_env(TcpOptions* out);
+/// Joins the first generation newer than `after` that names this worker (waiting for one
+/// up to opts.start_timeout_s): its ranks meet under the scope "gen<g>". *gen gets g.
+Status join_elastic_tcp_world(TcpOptions opts, int64_t after, int64_t* gen, std::unique_ptr<Transport>* out);
+/// The latest generation the driver published (0 before the first).
+Status latest_elastic_generation(const TcpOptions& opts, int64_t* gen);
 
 }  // namespace hvd
