@@ -32,6 +32,7 @@
 #include "hvd/sim/world.h"
 
 #include "collective_mode.h"
+#include "elastic_reset_mode.h"
 
 namespace {
 
@@ -118,6 +119,9 @@ struct Args {
   int64_t factor = 8;
   int sweep_np = 0, iters = 20, warmup = 5;
   bool raw_only = false;
+  bool elastic_reset = false;
+  double optimizer_slots = 1, detect_s = 0.05;
+  int commit_every = 1;
   std::string shard;
   std::vector<std::string> merge;
 };
@@ -151,7 +155,7 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("-b,--minbytes", a.min_b, "sweep: smallest size (default 8)");
   app.add_option("-e,--maxbytes", a.max_b, "sweep: largest size (default 64MiB)");
   app.add_option("-f,--stepfactor", a.factor, "sweep: size multiplier (default 8)");
-  app.add_option("--np", a.sweep_np, "sweep: ranks, 1 to 1048576 (default: the largest of sweep.np)")
+  app.add_option("--np", a.sweep_np, "sweep and reset: ranks, 1 to 1048576 (default: the largest of sweep.np)")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("-n,--iters", a.iters, "sweep: timed calls per size (default 20)")->check(CLI::Range(1, 100000));
   app.add_option("-w,--warmup-iters", a.warmup, "sweep: warm-up calls (default 5)")->check(CLI::Range(0, 100000));
@@ -159,11 +163,30 @@ void add_flags(CLI::App& app, Args& a) {
                  "run only shard i of N (0-based, e.g. $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT) and write a "
                  "partial report for --merge to --report");
   app.add_option("--merge", a.merge, "merge the partial reports of --shard runs into the full report (--report)");
+  app.add_flag("--elastic-reset", a.elastic_reset,
+               "instead of training runs: what one elastic reset costs (a worker of --np lost; the others meet "
+               "again, take the state by broadcast and redo the steps since the last commit)");
+  app.add_option("--optimizer-slots", a.optimizer_slots, "reset: optimizer tensors per parameter (SGD momentum 1, Adam 2)")
+      ->check(CLI::Range(0.0, 16.0));
+  app.add_option("--commit-every", a.commit_every, "reset: steps between commits (default 1)")->check(CLI::Range(1, 1000000));
+  app.add_option("--detect", a.detect_s, "reset: seconds from the loss to the restore (default 0.05, measured)")
+      ->check(CLI::Range(0.0, 3600.0));
 }
 
 // Flags that do not go together; "" when they do. A flag a mode does not use is an error,
 // never silently ignored.
 std::string conflicts(const CLI::App& app, const Args& a) {
+  if (!a.elastic_reset)
+    for (const char* f : {"--optimizer-slots", "--commit-every", "--detect"})
+      if (app.count(f)) return std::string(f) + ": applies to --elastic-reset only";
+  if (a.elastic_reset) {
+    if (!a.collective.empty()) return "--elastic-reset: not with --collective (one mode at a time)";
+    for (const char* f : {"--with-data", "--timeline-dir", "--parallel", "--sweep", "--merge", "--report", "--shard",
+                          "--seeds", "--minbytes", "--maxbytes", "--stepfactor", "--iters", "--warmup-iters", "--raw-only"})
+      if (app.count(f)) return std::string(f) + ": not with --elastic-reset";
+    if (a.scenario_path.empty()) return "scenario: --elastic-reset needs a scenario file";
+    return "";
+  }
   if (a.sweep_np != 0 && a.collective.empty())
     return "--np: applies to --collective only (runs take sweep.np: --set 'sweep.np=[" + std::to_string(a.sweep_np) + "]')";
   if (a.collective.empty())
@@ -293,6 +316,14 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
     return 2;
   }
   if (const int rc = check_files(sc, a)) return rc;
+  if (a.elastic_reset) {
+    hvd::sim::ResetArgs r;
+    r.np = a.sweep_np;
+    r.optimizer_slots = a.optimizer_slots;
+    r.commit_every = a.commit_every;
+    r.detect_s = a.detect_s;
+    return hvd::sim::run_elastic_reset(sc, r);
+  }
   if (!a.collective.empty()) {
     hvd::sim::CollectiveArgs c;
     c.collective = a.collective;
