@@ -180,7 +180,8 @@ void Driver::reap() {
 
 void Driver::stop_unoffered() {
   for (auto& [pid, w] : alive_) {
-    auto h = std::find_if(offered_.begin(), offered_.end(), [&](const auto& o) { return o.first == w.host; });
+    const std::string& host = w.host;  // a named reference: lambdas capture no structured binding (clang < 16)
+    auto h = std::find_if(offered_.begin(), offered_.end(), [&](const auto& o) { return o.first == host; });
     if (w.stopping || (h != offered_.end() && w.slot < h->second)) continue;
     log("stopping worker " + std::to_string(w.id) + ": " + w.host + " slot " + std::to_string(w.slot) +
         " is no longer offered by discovery");
@@ -193,7 +194,9 @@ void Driver::start_workers() {
   int limit = gen_ == 0 ? e_.np : INT_MAX;
   if (e_.max_np > 0) limit = std::min(limit, e_.max_np);
   const double now = now_s();
-  for (const auto& [host, slots] : offered_) {
+  for (const auto& offer : offered_) {
+    const std::string& host = offer.first;  // not a structured binding: the lambda below captures it
+    const int slots = offer.second;
     if (hosts_[host].blocked_until > now) continue;
     for (int slot = 0; slot < slots && static_cast<int>(alive_.size()) < limit; ++slot) {
       const bool taken = std::any_of(alive_.begin(), alive_.end(),
