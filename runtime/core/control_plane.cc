@@ -36,6 +36,15 @@ Status ControlPlane::wait(Request& req, int peer, const char* what, double start
     if (s.code() != StatusCode::kTimeout) return s;
     double waited = p_.now() - start;
     if (p_.now() >= give_up) {
+      // Tell the others at once what this rank knows (a survivor waiting on this one may be
+      // about to give up too), then wait a short grace for the peer's own notice.
+      announce_lost(lost_behind(peer, 0));
+      const int lost = lost_behind(peer, std::min(0.5, 0.2 * shutdown_s_));
+      if (lost != peer) {
+        return Status::Timeout("rank " + std::to_string(lost) + " is gone: rank " + std::to_string(peer) +
+                               ", which waited for it, did not answer the " + what + " for " +
+                               std::to_string(static_cast<int>(waited)) + " s (stall shutdown time); stopping the runtime");
+      }
       return Status::Timeout("rank " + std::to_string(peer) + " did not answer the " + what +
                              " for " + std::to_string(static_cast<int>(waited)) +
                              " s (stall shutdown time); stopping the runtime");
@@ -45,6 +54,24 @@ Status ControlPlane::wait(Request& req, int peer, const char* what, double start
                                        << " (it may have stalled or died)");
     next_warning += warn_s_;
   }
+}
+
+int ControlPlane::lost_behind(int peer, double grace) {
+  // The peer gives up on its own peer at about the same time as this rank on it (both waits
+  // began in the same round): a short grace lets its notice arrive.
+  if (auto it = lost_by_.find(peer); it != lost_by_.end()) return it->second;
+  int32_t notice = -1;
+  auto rq = t_.irecv(peer, &notice, sizeof notice, kTagLost);
+  const Status s = rq->wait(p_.now() + grace);
+  if (s.ok() && notice >= 0 && notice < t_.size() && notice != t_.rank()) return lost_by_[peer] = notice;
+  return peer;  // (the pending receive is cancelled with its request)
+}
+
+void ControlPlane::announce_lost(int lost) {
+  if (lost_ >= 0) return;
+  lost_ = lost;
+  for (int r = 0; r < t_.size(); ++r)
+    if (r != t_.rank() && r != lost) notices_.push_back(t_.isend(r, &lost_, sizeof lost_, kTagLost));
 }
 
 // A receive started at `start` first waits until the first stall warning (or the give-up

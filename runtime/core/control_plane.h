@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <array>
+#include <map>
 #include <memory>
 #include <new>
 #include <utility>
@@ -84,6 +85,13 @@ class ControlPlane {
   Status recv(int peer, void* data, size_t bytes, const char* what);
   std::vector<int> children() const;
   int parent() const;
+  /// The rank really gone when `peer` did not answer: a rank that gave up on another one
+  /// tells every rank which (kTagLost) before it stops, so that a survivor waiting on it
+  /// blames the lost rank, not the live one that waited for it. Waits
+  /// up to `grace` seconds for that notice from `peer`; `peer` itself when none comes.
+  int lost_behind(int peer, double grace);
+  /// Tells every other rank of the set that `lost` is gone (once; never waited for).
+  void announce_lost(int lost);
 
   Transport& t_;
   Platform& p_;
@@ -98,6 +106,9 @@ class ControlPlane {
   std::array<uint8_t, 12> head_{};
   std::vector<uint8_t> mine_;
   std::vector<ByteBuffer> kids_;
+  int32_t lost_ = -1;                               ///< the rank this one announced as gone
+  std::map<int, int> lost_by_;                      ///< peer -> the rank its notice named
+  std::vector<std::unique_ptr<Request>> notices_;   ///< its notices in flight
 };
 
 }  // namespace hvd

@@ -267,6 +267,28 @@ TEST(StallInspector, DeadRankDoesNotHangOthersPastShutdownTime) {
                            << results[static_cast<size_t>(r)].to_string();
 }
 
+// Rank 1 waits for rank 0, which waits for rank 2, which never answers: rank 0 tells the
+// others that rank 2 is gone as it gives up, so rank 1 names rank 2, not rank 0 (alive).
+TEST(StallInspector, SurvivorsNameTheRankReallyGone) {
+  Config cfg = test::fast_config();
+  cfg.stall_check_time_s = 0.5;
+  cfg.stall_shutdown_time_s = 2.5;  // a 0.5 s grace for the notice (0.2 of it)
+  std::vector<Status> results(3);
+  test::on_local_ranks(3, [&](OwnedSeams& seams) {
+    std::ostringstream quiet;
+    std::unique_ptr<Runtime> rt;
+    results[static_cast<size_t>(seams.transport->rank())] =
+        start_runtime(RuntimeOptions{seams.view(), cfg, nullptr, &quiet}, &rt);
+  }, /*running=*/2);
+  for (int r : {0, 1}) {
+    const Status& s = results[static_cast<size_t>(r)];
+    EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.to_string();
+    EXPECT_NE(s.message().find("rank 2"), std::string::npos) << s.to_string();
+  }
+  EXPECT_NE(results[1].message().find("rank 2 is gone: rank 0, which waited for it"), std::string::npos)
+      << results[1].to_string();
+}
+
 TEST(Timeline, EveryRankRecordedAndFileParses) {
   const std::string path = (std::filesystem::temp_directory_path() / "hvd_timeline_test.json").string();
   Config cfg = test::fast_config();

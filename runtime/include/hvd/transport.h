@@ -29,7 +29,7 @@ class Device;
 inline constexpr double kNoDeadline = std::numeric_limits<double>::infinity();
 
 /// Message tags: collectives and the control plane never share one.
-enum Tag : int { kTagControl = 1, kTagData = 2, kTagSplit = 3 };
+enum Tag : int { kTagControl = 1, kTagData = 2, kTagSplit = 3, kTagLost = 4 };
 
 /// An outstanding send or receive.
 class Request {
