@@ -99,7 +99,7 @@ void print_row(const Case& c, bool gpu, const Measurement& h, const Measurement&
   const double f = report::busbw_factor(c.op, c.np);
   auto bw = [&](const Measurement& z) { return z.ran && z.us > 0 ? c.bytes() / z.us / 1e3 : 0.0; };
   auto cell = [&](const Measurement& z, char* out, size_t n) {
-    if (z.ran) std::snprintf(out, n, "%9.1f %7.3f %7.3f", z.us, bw(z), bw(z) * f);
+    if (z.ran) std::snprintf(out, n, "%9.2f %7.3f %7.3f", z.us, bw(z), bw(z) * f);
     else std::snprintf(out, n, "%9s %7s %7s", "n/a", "", "");
   };
   char hv[64] = "", pe[64] = "", last[64] = "";
@@ -107,7 +107,7 @@ void print_row(const Case& c, bool gpu, const Measurement& h, const Measurement&
   cell(peer, pe, sizeof pe);
   if (gpu && h.ran && peer.ran && h.us > 0) std::snprintf(last, sizeof last, "%8.1f", 100.0 * peer.us / h.us);
   else if (gpu) std::snprintf(last, sizeof last, "%8s", "n/a");
-  else if (x.ran) std::snprintf(last, sizeof last, "%9.1f %7.3f", x.us, bw(x));
+  else if (x.ran) std::snprintf(last, sizeof last, "%9.2f %7.3f", x.us, bw(x));
   else std::snprintf(last, sizeof last, "%9s %7s", "n/a", "");
   std::printf("  %11lld %12lld %8s %7s %s %6s %s %6s %s\n", static_cast<long long>(c.bytes()),
               static_cast<long long>(c.count), std::string(dtype_name(c.dt)).c_str(),

@@ -156,6 +156,7 @@ Status Config::validate() const {
     return Status::InvalidArgument("cycle_time_ms must be a finite number >= 0");
   if (cache_capacity < 0) return Status::InvalidArgument("cache_capacity must be >= 0");
   if (rhd_threshold < 0) return Status::InvalidArgument("rhd_threshold must be >= 0");
+  if (eager_allreduce_bytes < 0) return Status::InvalidArgument("eager_allreduce_bytes must be >= 0");
   if (pipeline_chunk <= 0) return Status::InvalidArgument("pipeline_chunk must be > 0");
   if (ranks_per_node < 0) return Status::InvalidArgument("ranks_per_node must be >= 0");
   if (stall_check_time_s <= 0) return Status::InvalidArgument("stall_check_time_s must be > 0");

@@ -1,6 +1,7 @@
 #include "core/control_plane.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -213,25 +214,85 @@ Status ControlPlane::bcast(std::vector<uint8_t>* data) {
 // Recursive doubling (ranks beyond the largest power of two first fold into a partner):
 // log2(p) exchange rounds instead of a binomial tree's 2 log2(p) one-way hops, which is
 // what a cache-hit negotiation costs. AND and OR are commutative and exact, so every
-// rank ends with the same bits.
+// rank ends with the same bits. Segments riding on the bits (BitsPayload) are reduced
+// pairwise in the same rounds: both sides of an exchange compute mine (+) theirs over the
+// same pair of partial results, and the reductions are commutative, so every rank ends
+// with the same bytes too.
 Status ControlPlane::allreduce_bits(std::vector<uint64_t>* and_bits,
-                                    std::vector<uint64_t>* or_bits) {
+                                    std::vector<uint64_t>* or_bits, BitsPayload* payload) {
   const int p = t_.size(), r = t_.rank();
   if (p == 1) return Status::OK();
   const size_t na = and_bits->size(), nb = na + or_bits->size();
-  std::vector<uint64_t> mine(nb), theirs(nb);
+  std::vector<uint64_t>& mine = bits_mine_;
+  std::vector<uint64_t>& theirs = bits_theirs_;
+  mine.resize(nb);
+  theirs.resize(nb);
   std::copy(and_bits->begin(), and_bits->end(), mine.begin());
   std::copy(or_bits->begin(), or_bits->end(), mine.begin() + static_cast<long>(na));
-  auto fold = [&] {
+  const uint64_t flag = payload ? payload->flag : 0;
+  if (payload && !(mine[0] & flag)) payload->data.clear();
+  // Folds what arrived (bits in `theirs`, segments at `seg` when the sender attached them)
+  // into `mine` and the payload.
+  auto fold = [&](const uint8_t* seg, size_t seg_bytes) -> Status {
+    if (payload && (mine[0] & flag) && (theirs[0] & flag)) {
+      ByteBuffer& out = bits_next_;
+      out.clear();
+      size_t my_off = 0, their_off = 0;
+      const uint8_t* my_data = payload->data.data();
+      for (size_t w = 1; w < na; ++w) {
+        const uint64_t a = mine[w], b = theirs[w];
+        for (uint64_t x = a | b; x != 0; x &= x - 1) {
+          const int bit = static_cast<int>((w - 1) * 64 + static_cast<size_t>(std::countr_zero(x)));
+          const uint64_t m = uint64_t{1} << (bit % 64);
+          const size_t n = payload->bytes_of(bit);
+          if ((a & m) && (b & m)) {
+            if (my_off + n > payload->data.size() || their_off + n > seg_bytes)
+              return Status::Internal("corrupt response-cache message: its segments do not match its bits");
+            const size_t at = out.size();
+            out.resize(at + n);
+            payload->reduce(out.data() + at, my_data + my_off, seg + their_off, bit);
+          }
+          if (a & m) my_off += n;
+          if (b & m) their_off += n;
+        }
+      }
+      if (their_off != seg_bytes)
+        return Status::Internal("corrupt response-cache message: its segments do not match its bits");
+      std::swap(payload->data, out);
+    } else if (payload) {
+      payload->data.clear();
+    }
     for (size_t i = 0; i < na; ++i) mine[i] &= theirs[i];
     for (size_t i = na; i < nb; ++i) mine[i] |= theirs[i];
+    return Status::OK();
   };
   const char* what = "response-cache bit exchange";
+  // This rank's bits and, while its flag stands, its segments: one message.
+  // (Copied into one buffer: a message of two pieces costs an MPI datatype per send.)
+  auto post_send = [&](int peer) {
+    if (!payload || !(mine[0] & flag) || payload->data.empty()) return t_.isend(peer, mine.data(), nb * 8, kTagControl);
+    bits_out_.resize(nb * 8 + payload->data.size());
+    std::memcpy(bits_out_.data(), mine.data(), nb * 8);
+    std::memcpy(bits_out_.data() + nb * 8, payload->data.data(), payload->data.size());
+    return t_.isend(peer, bits_out_.data(), bits_out_.size(), kTagControl);
+  };
   auto send_to = [&](int peer) {
-    auto q = t_.isend(peer, mine.data(), nb * 8, kTagControl);
+    auto q = post_send(peer);
     return wait(*q, peer, what);
   };
-  auto recv_from = [&](int peer, std::vector<uint64_t>* into) { return recv(peer, into->data(), nb * 8, what); };
+  // Receives a peer's message into `theirs` (and bits_in_ for its segments) and folds it.
+  auto take = [&](int peer, const Status& got) -> Status {
+    HVD_RETURN_IF_ERROR(got);
+    if (!payload) return fold(nullptr, 0);
+    if (bits_in_.size() < nb * 8) return Status::Internal("corrupt response-cache message from rank " + std::to_string(peer));
+    std::memcpy(theirs.data(), bits_in_.data(), nb * 8);
+    return fold(bits_in_.data() + nb * 8, bits_in_.size() - nb * 8);
+  };
+  auto recv_from = [&](int peer) -> Status {
+    if (!payload) return take(peer, recv(peer, theirs.data(), nb * 8, what));
+    bits_in_.clear();
+    return take(peer, recv_blob(peer, &bits_in_));
+  };
   int pof2 = 1;
   while (pof2 * 2 <= p) pof2 *= 2;
   const int rem = p - pof2;
@@ -241,8 +302,7 @@ Status ControlPlane::allreduce_bits(std::vector<uint64_t>* and_bits,
       HVD_RETURN_IF_ERROR(send_to(r + 1));
       newrank = -1;
     } else {
-      HVD_RETURN_IF_ERROR(recv_from(r - 1, &theirs));
-      fold();
+      HVD_RETURN_IF_ERROR(recv_from(r - 1));
       newrank = r / 2;
     }
   } else {
@@ -252,15 +312,35 @@ Status ControlPlane::allreduce_bits(std::vector<uint64_t>* and_bits,
     for (int mask = 1; mask < pof2; mask <<= 1) {
       const int pn = newrank ^ mask;
       const int peer = pn < rem ? pn * 2 + 1 : pn + rem;
-      auto rq = t_.irecv(peer, theirs.data(), nb * 8, kTagControl);
-      auto sq = t_.isend(peer, mine.data(), nb * 8, kTagControl);
-      HVD_RETURN_IF_ERROR(wait(*rq, peer, what));
+      std::unique_ptr<Request> rq;
+      AppendSink<ByteBuffer> into(&bits_in_);
+      if (payload) {
+        bits_in_.clear();
+        rq = t_.irecv_sized(peer, &into, kTagControl);
+      } else {
+        rq = t_.irecv(peer, theirs.data(), nb * 8, kTagControl);
+      }
+      auto sq = post_send(peer);
+      const Status got = wait(*rq, peer, what);
       HVD_RETURN_IF_ERROR(wait(*sq, peer, what));
-      fold();
+      HVD_RETURN_IF_ERROR(take(peer, got));
     }
   }
   if (r < 2 * rem) {
-    HVD_RETURN_IF_ERROR(r % 2 == 0 ? recv_from(r + 1, &mine) : send_to(r - 1));
+    if (r % 2 == 0) {  // the result: its bits, and the segments where the flag stood
+      if (!payload) {
+        HVD_RETURN_IF_ERROR(recv(r + 1, mine.data(), nb * 8, what));
+      } else {
+        bits_in_.clear();
+        HVD_RETURN_IF_ERROR(recv_blob(r + 1, &bits_in_));
+        if (bits_in_.size() < nb * 8) return Status::Internal("corrupt response-cache message from rank " + std::to_string(r + 1));
+        std::memcpy(mine.data(), bits_in_.data(), nb * 8);
+        payload->data.assign(bits_in_.begin() + static_cast<long>(nb * 8), bits_in_.end());
+        if (!(mine[0] & flag)) payload->data.clear();
+      }
+    } else {
+      HVD_RETURN_IF_ERROR(send_to(r - 1));
+    }
   }
   std::copy(mine.begin(), mine.begin() + static_cast<long>(na), and_bits->begin());
   std::copy(mine.begin() + static_cast<long>(na), mine.end(), or_bits->begin());

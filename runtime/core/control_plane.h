@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <array>
 #include <map>
 #include <memory>
@@ -57,6 +58,21 @@ class Gathered {
   std::vector<std::pair<const uint8_t*, size_t>> spans_;  // per rank: start, length
 };
 
+/// Data that rides on the bit exchange of ControlPlane::allreduce_bits (the eager small
+/// allreduce): bit b of the AND vector (word 1 + b / 64, bit b % 64; word 0 holds flags)
+/// stands for a segment of bytes_of(b) bytes, and a rank whose AND vector has `flag` set in
+/// word 0 sends the segments of its set bits, in bit order, behind its bits. Where both
+/// sides of an exchange attached theirs, the segments of the bits both hold are reduced
+/// with reduce(); once a side has none, the flag is gone from the AND and so is the data.
+struct BitsPayload {
+  uint64_t flag = 0;  ///< word-0 bit: "segments attached"
+  /// In: this rank's segments for its AND bits; out, where the flag survived on every rank:
+  /// the reduced segments of the final AND bits, in bit order.
+  ByteBuffer data;
+  std::function<size_t(int bit)> bytes_of;
+  std::function<void(void* dst, const void* mine, const void* theirs, int bit)> reduce;
+};
+
 /// Control-message collectives of one process set (coordinator = rank 0 of the set).
 class ControlPlane {
  public:
@@ -69,7 +85,10 @@ class ControlPlane {
   /// Element-wise AND of `and_bits` and OR of `or_bits` over all ranks, result everywhere
   /// (recursive doubling: log2(p) exchange rounds).
   /// Both vectors must have the same lengths on every rank.
-  Status allreduce_bits(std::vector<uint64_t>* and_bits, std::vector<uint64_t>* or_bits);
+  /// With `payload`, every rank must pass one (its data may be empty, its flag unset): the
+  /// messages are then of any size, bits first, the segments behind them.
+  Status allreduce_bits(std::vector<uint64_t>* and_bits, std::vector<uint64_t>* or_bits,
+                        BitsPayload* payload = nullptr);
 
  private:
   /// Receives a blob and appends it to `out`.
@@ -106,6 +125,9 @@ class ControlPlane {
   std::array<uint8_t, 12> head_{};
   std::vector<uint8_t> mine_;
   std::vector<ByteBuffer> kids_;
+  /// allreduce_bits' messages with payloads: what arrived, and the next running data.
+  ByteBuffer bits_in_, bits_next_, bits_out_;
+  std::vector<uint64_t> bits_mine_, bits_theirs_;  ///< allreduce_bits' running and received bits
   int32_t lost_ = -1;                               ///< the rank this one announced as gone
   std::map<int, int> lost_by_;                      ///< peer -> the rank its notice named
   std::vector<std::unique_ptr<Request>> notices_;   ///< its notices in flight

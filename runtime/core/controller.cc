@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/fusion.h"
+#include "core/process_sets.h"
 
 namespace hvd {
 
@@ -13,6 +14,7 @@ namespace {
 
 constexpr uint64_t kNothingUncached = 1;
 constexpr uint64_t kNoShutdown = 2;
+constexpr uint64_t kEagerAttached = 4;  // BitsPayload::flag: the eager small allreduce
 
 std::vector<uint8_t> encode_requests(bool shutdown, const std::vector<TensorRequest>& reqs,
                                      const std::vector<RequestRef>& refs) {
@@ -39,30 +41,41 @@ void for_each_set_bit(const std::vector<uint64_t>& v, size_t words, F&& f) {
 
 }  // namespace
 
-Controller::Controller(Transport& t, Platform& p, const Config& cfg, const Logger& log)
+Controller::Controller(Transport& t, Platform& p, const Config& cfg, const Logger& log, Device* cpu)
     : t_(t),
       p_(p),
       cfg_(cfg),
       log_(log),
+      cpu_(cpu),
       cp_(t, p, log, cfg.stall_check_time_s, cfg.stall_shutdown_time_s),
-      cache_(cfg.cache_capacity) {}
+      cache_(cfg.cache_capacity) {
+  eager_.flag = kEagerAttached;
+  eager_.bytes_of = [this](int bit) {
+    if (bit >= cache_capacity() || !cache_.occupied(bit)) return size_t{0};
+    const Response& r = cache_.at(bit);
+    return r.counts.empty() ? size_t{0} : static_cast<size_t>(r.counts[0]) * dtype_size(r.dtype);
+  };
+  eager_.reduce = [this](void* dst, const void* a, const void* b, int bit) {
+    const Response& r = cache_.at(bit);
+    cpu_->reduce_into(dst, a, b, r.counts[0], r.dtype, r.reduce_op);
+  };
+}
 
 StatusOr<NegotiationResult> Controller::negotiate(const std::vector<RequestRef>& incoming,
-                                                  bool want_shutdown) {
+                                                  bool want_shutdown, double now) {
   uncached_refs_.clear();  // a failed round's (the runtime stopped after it)
-  classify(incoming);
+  classify(incoming, now);
   NegotiationResult out;
   bool full = true;
   if (cache_on()) {
-    HVD_ASSIGN_OR_RETURN(full, cache_round(want_shutdown, &out));
+    HVD_ASSIGN_OR_RETURN(full, cache_round(want_shutdown, now, &out));
   }
   if (full) HVD_RETURN_IF_ERROR(full_round(want_shutdown, &out));
   return out;
 }
 
 // Sorts new requests into cache hits (announced by a bit) and the rest.
-void Controller::classify(const std::vector<RequestRef>& incoming) {
-  const double now = p_.now();
+void Controller::classify(const std::vector<RequestRef>& incoming, double now) {
   if (!cache_on() && uncached_.empty()) {
     // No cache and nothing carried over: this cycle's full round announces them as the
     // runtime holds them (no TensorRequest per tensor and rank).
@@ -73,22 +86,29 @@ void Controller::classify(const std::vector<RequestRef>& incoming) {
   }
   if (!cache_on()) uncached_.reserve(uncached_.size() + incoming.size());
   for (const RequestRef& ref : incoming) {
-    TensorRequest req = ref.materialize();
-    if (req.op == OpType::kJoin) joined_here_ = true;
+    const PendingOp& q = *ref.req;
+    if (q.op == OpType::kJoin) joined_here_ = true;
     int bit = -1;
-    auto hit = cache_on() ? cache_.lookup(req, &bit) : ResponseCache::Lookup::kMiss;
+    auto hit = ResponseCache::Lookup::kMiss;
+    if (cache_on()) {
+      const OpSpec spec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale, q.average};
+      hit = cache_.lookup(*ref.name, spec, q.group_id, q.shape, &bit);
+    }
     if (hit == ResponseCache::Lookup::kHit && !cached_pending_.count(bit)) {
-      cached_pending_[bit] = {std::move(req), now};
+      cached_pending_[bit] = CachedPending{ref, now};
       continue;
     }
     if (hit == ResponseCache::Lookup::kStale) stale_bits_.push_back(bit);
-    uncached_.push_back(std::move(req));
+    uncached_.push_back(ref.materialize());
   }
 }
 
-StatusOr<bool> Controller::cache_round(bool want_shutdown, NegotiationResult* out) {
-  const size_t words = cache_.words();
-  std::vector<uint64_t> and_bits(1 + words, 0), or_bits(1 + words, 0);
+StatusOr<bool> Controller::cache_round(bool want_shutdown, double now, NegotiationResult* out) {
+  const size_t words = cache_.words_in_use();
+  std::vector<uint64_t>& and_bits = and_bits_;
+  std::vector<uint64_t>& or_bits = or_bits_;
+  and_bits.assign(1 + words, 0);
+  or_bits.assign(1 + words, 0);
   // The coordinator forces a full round while tensors wait on missing ranks long enough
   // for the stall inspector to act.
   const bool inspect = t_.rank() == 0 && (stall_inspection_due() || announce_.has_value());
@@ -96,21 +116,30 @@ StatusOr<bool> Controller::cache_round(bool want_shutdown, NegotiationResult* ou
                 (want_shutdown ? 0 : kNoShutdown);
   // A rank that joined in an earlier cycle agrees to everything others are ready for.
   if (joined_here_ && joined_before_) std::fill(and_bits.begin() + 1, and_bits.end(), ~uint64_t{0});
-  const double now = p_.now();
   for (const auto& [bit, pending] : cached_pending_) {
     set_bit(and_bits, 1, bit);
-    if (!cfg_.stall_check_disable && now - pending.second > cfg_.stall_check_time_s)
+    if (!cfg_.stall_check_disable && now - pending.since > cfg_.stall_check_time_s)
       set_bit(or_bits, 1, bit);  // stalled: let the coordinator's inspector see it
   }
   for (int bit : stale_bits_) set_bit(or_bits, 1, bit);
   stale_bits_.clear();
-  HVD_RETURN_IF_ERROR(cp_.allreduce_bits(&and_bits, &or_bits));
+  // The eager small allreduce (the knob is the same on every rank: all pass a payload).
+  const bool eager_on = cfg_.eager_allreduce_bytes > 0 && cpu_ != nullptr;
+  if (eager_on && eager_payload(&eager_)) and_bits[0] |= kEagerAttached;
+  HVD_RETURN_IF_ERROR(cp_.allreduce_bits(&and_bits, &or_bits, eager_on ? &eager_ : nullptr));
+  const bool eager = eager_on && (and_bits[0] & kEagerAttached);
   out->shutdown = out->shutdown || !(and_bits[0] & kNoShutdown);
   std::vector<Response> ready;
+  std::vector<int64_t> at;
+  size_t off = 0;
   for_each_set_bit(and_bits, words, [&](int bit) {
-    if (bit >= cache_capacity() || !cache_.occupied(bit)) return;
-    ready.push_back(cache_.use(bit));
-    cached_pending_.erase(bit);
+    const size_t seg = eager ? eager_.bytes_of(bit) : 0;
+    if (bit < cache_capacity() && cache_.occupied(bit)) {
+      ready.push_back(cache_.use(bit));
+      at.push_back(static_cast<int64_t>(off));
+      cached_pending_.erase(bit);
+    }
+    off += seg;
   });
   out->cache_hits += static_cast<int>(ready.size());
   bool any_invalid = false;
@@ -118,15 +147,58 @@ StatusOr<bool> Controller::cache_round(bool want_shutdown, NegotiationResult* ou
     any_invalid = true;
     auto it = cached_pending_.find(bit);
     if (it != cached_pending_.end()) {
-      uncached_.push_back(std::move(it->second.first));
+      uncached_.push_back(it->second.ref.materialize());
       cached_pending_.erase(it);
     }
     cache_.erase(bit);
   });
-  auto fused = fuse_responses(std::move(ready), cfg_.fusion_threshold);
-  out->responses.insert(out->responses.end(), std::make_move_iterator(fused.begin()),
-                        std::make_move_iterator(fused.end()));
+  if (eager) {
+    // Already reduced on every rank: each tensor completes from the segment, unfused.
+    if (off != eager_.data.size()) return Status::Internal("eager allreduce: the reduced segments do not match the bits");
+    out->eager = eager_.data.data();
+    out->eager_at.assign(out->responses.size(), -1);
+    out->eager_at.insert(out->eager_at.end(), at.begin(), at.end());
+    out->eager_tensors += static_cast<int>(ready.size());
+    out->responses.insert(out->responses.end(), std::make_move_iterator(ready.begin()),
+                          std::make_move_iterator(ready.end()));
+  } else {
+    auto fused = fuse_responses(std::move(ready), cfg_.fusion_threshold);
+    out->responses.insert(out->responses.end(), std::make_move_iterator(fused.begin()),
+                          std::make_move_iterator(fused.end()));
+  }
   return !(and_bits[0] & kNothingUncached) || any_invalid;
+}
+
+// Eligible: every cached request pending here is a CPU allreduce with an element-wise
+// reduction, real (not phantom) input, outside any group, and together they hold at most
+// eager_allreduce_bytes. A joined rank has nothing to send.
+bool Controller::eager_payload(BitsPayload* payload) {
+  payload->data.clear();
+  if (joined_here_ || cached_pending_.empty()) return false;
+  size_t total = 0;
+  for (const auto& [bit, c] : cached_pending_) {
+    const PendingOp* q = c.ref.req;
+    if (!q || q->op != OpType::kAllreduce || q->device != DeviceKind::kCPU ||
+        q->reduce_op == ReduceOp::kAdasum || q->group_id >= 0)
+      return false;
+    const size_t n = q->bytes();
+    if (n > 0 && !q->input) return false;  // phantom (a simulation): the negotiated path
+    if (n != eager_.bytes_of(bit)) return false;
+    total += n;
+    if (total > static_cast<size_t>(cfg_.eager_allreduce_bytes)) return false;
+  }
+  payload->data.resize(total);
+  size_t off = 0;
+  for (const auto& [bit, c] : cached_pending_) {
+    const PendingOp* q = c.ref.req;
+    const size_t n = q->bytes();
+    if (n == 0) continue;
+    uint8_t* dst = payload->data.data() + off;
+    cpu_->copy(dst, q->input, n);
+    if (q->prescale != 1.0) cpu_->scale(dst, static_cast<int64_t>(n / dtype_size(q->dtype)), q->dtype, q->prescale);
+    off += n;
+  }
+  return true;
 }
 
 Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
@@ -180,10 +252,12 @@ void Controller::remember(const std::vector<Response>& responses) {
   // An eviction may have reused a bit this rank was waiting on: renegotiate those.
   for (auto it = cached_pending_.begin(); it != cached_pending_.end();) {
     int bit = -1;
-    if (cache_.lookup(it->second.first, &bit) == ResponseCache::Lookup::kHit && bit == it->first) {
+    const PendingOp& q = *it->second.ref.req;
+    const OpSpec spec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale, q.average};
+    if (cache_.lookup(*it->second.ref.name, spec, q.group_id, q.shape, &bit) == ResponseCache::Lookup::kHit && bit == it->first) {
       ++it;
     } else {
-      uncached_.push_back(std::move(it->second.first));
+      uncached_.push_back(it->second.ref.materialize());
       it = cached_pending_.erase(it);
     }
   }
@@ -192,7 +266,7 @@ void Controller::remember(const std::vector<Response>& responses) {
 void Controller::set_cache_enabled(bool on) {
   if (on == cache_on_) return;
   cache_on_ = on;
-  for (auto& [bit, pending] : cached_pending_) uncached_.push_back(std::move(pending.first));
+  for (auto& [bit, pending] : cached_pending_) uncached_.push_back(pending.ref.materialize());
   cached_pending_.clear();
   stale_bits_.clear();
   cache_ = ResponseCache(cfg_.cache_capacity);

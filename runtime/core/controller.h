@@ -17,6 +17,7 @@
 #include "core/message.h"
 #include "core/response_cache.h"
 #include "hvd/config.h"
+#include "hvd/device.h"
 #include "hvd/platform.h"
 
 namespace hvd {
@@ -45,16 +46,26 @@ struct NegotiationResult {
   int cache_hits = 0;               ///< tensors agreed through the cache this cycle
   int cache_misses = 0;             ///< tensors agreed through the coordinator
   std::optional<Tunables> tunables; ///< autotune: the coordinator's new setting (apply at cycle end)
+  /// The eager small allreduce: responses[i] with eager_at[i] >= 0 is already reduced, its
+  /// result at eager + eager_at[i] (before postscale); eager_at may be shorter than
+  /// responses (the rest: -1).
+  const uint8_t* eager = nullptr;  ///< the Controller's buffer: valid until its next negotiate()
+  std::vector<int64_t> eager_at;
+  /// Tensors completed through the eager path this cycle.
+  int eager_tensors = 0;
 };
 
 /// Negotiation state of one process set on one rank.
 class Controller {
  public:
   /// `fusion_threshold` is read through the pointer each cycle (autotune may change it).
-  Controller(Transport& t, Platform& p, const Config& cfg, const Logger& log);
+  /// `cpu` reduces the eager small allreduces (null: none).
+  Controller(Transport& t, Platform& p, const Config& cfg, const Logger& log, Device* cpu = nullptr);
   /// One cycle: announce `incoming` requests, agree on responses.
   /// The referenced requests stay valid until it returns.
-  StatusOr<NegotiationResult> negotiate(const std::vector<RequestRef>& incoming, bool want_shutdown);
+  /// `now`: the platform time the cycle read just before (stall timing).
+  StatusOr<NegotiationResult> negotiate(const std::vector<RequestRef>& incoming, bool want_shutdown,
+                                        double now);
   /// Coordinator, autotune: send `t` to every member with the next plan (forces a full
   /// round); every member finds it in NegotiationResult::tunables of that cycle.
   void announce(const Tunables& t) { announce_ = t; }
@@ -78,9 +89,12 @@ class Controller {
     }
   };
 
-  void classify(const std::vector<RequestRef>& incoming);
+  void classify(const std::vector<RequestRef>& incoming, double now);
   /// The bit-vector round; returns whether a full round must follow.
-  StatusOr<bool> cache_round(bool want_shutdown, NegotiationResult* out);
+  StatusOr<bool> cache_round(bool want_shutdown, double now, NegotiationResult* out);
+  /// Whether this rank's cached requests may ride on the bit exchange, and if so their
+  /// segments (prescaled inputs, in bit order) in payload->data.
+  bool eager_payload(BitsPayload* payload);
   Status full_round(bool want_shutdown, NegotiationResult* out);
   std::vector<uint8_t> coordinate(const Gathered& lists);
   using Slot = std::map<std::string, Pending, std::less<>>::iterator;
@@ -100,12 +114,20 @@ class Controller {
   Platform& p_;
   const Config& cfg_;
   const Logger& log_;
+  Device* cpu_;
   ControlPlane cp_;
+  BitsPayload eager_;  // the eager path's running data and callbacks
+  std::vector<uint64_t> and_bits_, or_bits_;  // cache_round's vectors, kept between cycles
   ResponseCache cache_;
   bool cache_on_ = true;                // autotune may switch the cache off
   std::optional<Tunables> announce_;    // coordinator: autotune setting to broadcast
   // Rank-side state.
-  std::map<int, std::pair<TensorRequest, double>> cached_pending_;  // bit -> (request, since)
+  struct CachedPending {
+    RequestRef ref;  // the runtime's request, valid until executed (materialized if it
+                     // must be negotiated in full after all)
+    double since = 0;
+  };
+  std::map<int, CachedPending> cached_pending_;  // by bit
   std::vector<TensorRequest> uncached_;
   std::vector<RequestRef> uncached_refs_;  // this cycle's, announced as they are (cache off;
                                            // emptied with its memory after each full round)

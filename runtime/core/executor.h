@@ -35,8 +35,10 @@ struct ExecutorEnv {
 /// Runs one response on one rank.
 class Executor {
  public:
-  Executor(const ExecutorEnv& env, ProcessSet& ps, const Response& r)
-      : env_(env), ps_(ps), r_(r), p_(env.platform), cfg_(env.config) {}
+  /// `reduced`: an allreduce of one tensor already reduced on the response-cache bit
+  /// exchange (the eager path); its result is copied out and postscaled.
+  Executor(const ExecutorEnv& env, ProcessSet& ps, const Response& r, const void* reduced = nullptr)
+      : env_(env), ps_(ps), r_(r), p_(env.platform), cfg_(env.config), reduced_(reduced) {}
 
   Status run();
 
@@ -73,6 +75,7 @@ class Executor {
   const Response& r_;
   Platform& p_;
   const Config& cfg_;
+  const void* reduced_;
   std::vector<std::optional<TensorEntry>> entries_;
   std::string algorithm_;
 };

@@ -164,6 +164,17 @@ Status Executor::allreduce() {
   int64_t total = 0;
   for (int64_t c : r_.counts) total += c;
   Device& d = dev();
+  if (reduced_) {  // reduced on the bit exchange: one tensor, its result to copy out
+    algorithm_ = "EAGER_ALLREDUCE";
+    if (entries_.size() != 1 || !entries_[0])
+      return Status::Internal("eager allreduce of '" + r_.names[0] + "': not pending on this rank");
+    const PendingOp& q = entries_[0]->req;
+    if (total > 0) {
+      d.copy(q.output, reduced_, static_cast<size_t>(total) * es);
+      if (r_.postscale != 1.0) d.scale(q.output, total, dt, r_.postscale);
+    }
+    return Status::OK();
+  }
   void* buf;
   const bool in_place = entries_.size() == 1 && entries_[0].has_value();
   const AllreduceAlgo& algo = choose_allreduce(total * static_cast<int64_t>(es));

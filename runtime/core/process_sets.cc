@@ -10,7 +10,7 @@ ProcessSets::ProcessSets(Platform& p, const Config& config, const Logger& log, D
     : p_(p), config_(config), log_(log), cpu_(cpu), gpu_(gpu), mu_(queue_mu) {}
 
 Status ProcessSets::init(ProcessSet& ps) {
-  ps.controller = std::make_unique<Controller>(*ps.t, p_, config_, log_);
+  ps.controller = std::make_unique<Controller>(*ps.t, p_, config_, log_, cpu_);
   {  // a set created mid-run follows the autotuner's cache switch
     std::unique_lock<Mutex> lk(mu_);
     if (cache_switch_) ps.controller->set_cache_enabled(*cache_switch_);

@@ -1,5 +1,7 @@
 #include "core/response_cache.h"
 
+#include <algorithm>
+
 namespace hvd {
 
 ResponseCache::ResponseCache(int64_t capacity) : capacity_(capacity) {
@@ -15,22 +17,22 @@ bool ResponseCache::cacheable(const Response& r) {
 
 namespace {
 
-// The parts of a request a cached response must agree with.
-bool matches(const Response& c, const TensorRequest& q) {
+// The parts of a request a cached response must agree with (its spec, group and shape).
+bool matches(const Response& c, const OpSpec& q, int32_t group_id, const std::vector<int64_t>& shape) {
   const unsigned diff = spec_diff(c, q);
-  if ((diff & (kSpecOp | kSpecDtype | kSpecDevice)) || q.group_id >= 0) return false;
-  const int64_t rows = q.shape.empty() ? 1 : q.shape[0];
-  const int64_t row = rows ? num_elements(q.shape) / rows : 0;
+  if ((diff & (kSpecOp | kSpecDtype | kSpecDevice)) || group_id >= 0) return false;
+  const int64_t rows = shape.empty() ? 1 : shape[0];
+  const int64_t row = rows ? num_elements(shape) / rows : 0;
   switch (q.op) {
     case OpType::kAllreduce:
-      return !(diff & (kSpecReduceOp | kSpecScale)) && c.counts[0] == num_elements(q.shape);
+      return !(diff & (kSpecReduceOp | kSpecScale)) && c.counts[0] == num_elements(shape);
     case OpType::kBroadcast:
-      return !(diff & kSpecRoot) && c.counts[0] == num_elements(q.shape);
+      return !(diff & kSpecRoot) && c.counts[0] == num_elements(shape);
     case OpType::kReducescatter:
       return !(diff & (kSpecReduceOp | kSpecScale)) && c.first_dims[0] == rows &&
              c.row_elems[0] == row;
     case OpType::kAlltoall:
-      return !q.shape.empty() && c.row_elems[0] == row;
+      return !shape.empty() && c.row_elems[0] == row;
     default:
       return false;
   }
@@ -39,11 +41,16 @@ bool matches(const Response& c, const TensorRequest& q) {
 }  // namespace
 
 ResponseCache::Lookup ResponseCache::lookup(const TensorRequest& req, int* bit) const {
-  auto it = by_name_.find(req.name);
+  return lookup(req.name, req, req.group_id, req.shape, bit);
+}
+
+ResponseCache::Lookup ResponseCache::lookup(const std::string& name, const OpSpec& spec, int32_t group_id,
+                                            const std::vector<int64_t>& shape, int* bit) const {
+  auto it = by_name_.find(name);
   if (it == by_name_.end()) return Lookup::kMiss;
   *bit = it->second;
-  return matches(slots_[static_cast<size_t>(it->second)]->response, req) ? Lookup::kHit
-                                                                          : Lookup::kStale;
+  return matches(slots_[static_cast<size_t>(it->second)]->response, spec, group_id, shape) ? Lookup::kHit
+                                                                                         : Lookup::kStale;
 }
 
 void ResponseCache::put(const Response& single) {
@@ -58,6 +65,7 @@ void ResponseCache::put(const Response& single) {
   if (free_.empty()) erase(lru_.back());
   int bit = free_.back();
   free_.pop_back();
+  high_water_ = std::max<int64_t>(high_water_, bit + 1);
   lru_.push_front(bit);
   slots_[static_cast<size_t>(bit)] = std::make_unique<Entry>(Entry{single, lru_.begin()});
   by_name_[single.names[0]] = bit;

@@ -28,14 +28,23 @@ class ResponseCache {
   bool enabled() const { return capacity_ > 0; }
   /// Number of 64-bit words a bit vector needs.
   size_t words() const { return static_cast<size_t>((capacity_ + 63) / 64); }
+  /// Words that cover every bit ever given out (the same on every rank: same insertions);
+  /// a bit vector of this length says everything, and a small cache's rounds carry 8 bytes
+  /// where words() would carry 128.
+  size_t words_in_use() const { return static_cast<size_t>((high_water_ + 63) / 64); }
   /// Whether `req` matches a cached response; sets *bit for kHit and kStale.
   Lookup lookup(const TensorRequest& req, int* bit) const;
+  /// The same for a request given by its parts (no TensorRequest built).
+  Lookup lookup(const std::string& name, const OpSpec& spec, int32_t group_id,
+                const std::vector<int64_t>& shape, int* bit) const;
   /// Whether responses of this kind may be cached.
   static bool cacheable(const Response& r);
   /// Inserts (or refreshes) one single-tensor response; evicts the least recently used.
   void put(const Response& single);
   /// The cached response at `bit` (marks it recently used).
   const Response& use(int bit);
+  /// The cached response at `bit`, without marking it used (the bit must be occupied).
+  const Response& at(int bit) const { return slots_[static_cast<size_t>(bit)]->response; }
   /// Drops the entry at `bit`.
   void erase(int bit);
   /// True when `bit` holds an entry.
@@ -55,6 +64,7 @@ class ResponseCache {
   std::unordered_map<std::string, int> by_name_;
   std::list<int> lru_;  // front = most recent
   std::vector<int> free_;
+  int64_t high_water_ = 0;  // 1 + the highest bit ever given out
 };
 
 /// Splits a (possibly fused) response into per-tensor responses.

@@ -172,7 +172,7 @@ bool RuntimeImpl::cycle_body(double started) {
       ps->incoming.clear();
     }
     const double t0 = p.now();
-    StatusOr<NegotiationResult> negotiated = ps->controller->negotiate(incoming, ps->id == 0 && want_shutdown);
+    StatusOr<NegotiationResult> negotiated = ps->controller->negotiate(incoming, ps->id == 0 && want_shutdown, t0);
     std::vector<RequestRef>().swap(incoming);  // not held through the executions below
     const double t1 = p.now();
     {
@@ -181,6 +181,7 @@ bool RuntimeImpl::cycle_body(double started) {
       if (negotiated.ok()) {
         stats_.cache_hits += negotiated->cache_hits;
         stats_.cache_misses += negotiated->cache_misses;
+        stats_.eager_tensors += negotiated->eager_tensors;
       }
     }
     if (!negotiated.ok()) {
@@ -189,8 +190,11 @@ bool RuntimeImpl::cycle_body(double started) {
       return false;
     }
     const NegotiationResult& res = *negotiated;
-    for (const Response& r : res.responses) {
-      Status s = perform(*ps, r);
+    for (size_t i = 0; i < res.responses.size(); ++i) {
+      const Response& r = res.responses[i];
+      const uint8_t* reduced =
+          i < res.eager_at.size() && res.eager_at[i] >= 0 ? res.eager + res.eager_at[i] : nullptr;
+      Status s = perform(*ps, r, reduced);
       if (!s.ok()) {
         HVD_LOG(log_, kError, optype_name(r.op) << " failed: " << s.message());
         fail_all(s);
@@ -295,7 +299,7 @@ RuntimeStats RuntimeImpl::stats() const {
   return st;
 }
 
-Status RuntimeImpl::perform(ProcessSet& ps, const Response& r) {
+Status RuntimeImpl::perform(ProcessSet& ps, const Response& r, const void* reduced) {
   const ExecutorEnv env{*opts_.platform,
                         opts_.config,
                         algorithms_,
@@ -308,7 +312,7 @@ Status RuntimeImpl::perform(ProcessSet& ps, const Response& r) {
                         opts_.time_origin,
                         cycle_index_,
                         *sets_};
-  return Executor(env, ps, r).run();
+  return Executor(env, ps, r, reduced).run();
 }
 
 // Sets removed by this cycle's REMOVE_PROCESS_SET responses leave after the cycle walked

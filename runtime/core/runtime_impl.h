@@ -51,7 +51,7 @@ class RuntimeImpl {
   bool cycle_body(double started);
   void fail_all(const Status& s);
   void drop_removed_sets();
-  Status perform(ProcessSet& ps, const Response& r);
+  Status perform(ProcessSet& ps, const Response& r, const void* reduced = nullptr);
   double ts_us(double t) const { return (t - opts_.time_origin) * 1e6; }
   // Autotune (runtime/core/autotune_runtime.cc).
   void start_autotune();

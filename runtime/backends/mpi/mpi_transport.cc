@@ -1,6 +1,7 @@
-// Transport over an MPI communicator. Waits without a deadline use MPI_Wait (best
-// progress); waits with one poll MPI_Test with a growing back-off so idle ranks do not
-// burn the cores their peers need.
+// Transport over an MPI communicator. A rank with a core of its own spins briefly in
+// every wait (small messages answer within microseconds); then waits without a deadline
+// use MPI_Waitall, and waits with one poll MPI_Test with a growing back-off so idle ranks
+// do not burn the cores their peers need (WaitPolicy).
 #include <mpi.h>
 
 #include <algorithm>
@@ -40,18 +41,53 @@ int world_rank_of(MPI_Comm comm, int peer) {
   return out == MPI_UNDEFINED ? peer : out;
 }
 
-// Polls `done` until it is true (OK) or platform time `deadline` passes (false). Yield-spins
-// for the first 200 us (negotiation answers usually arrive by then), then backs off with
-// short sleeps so a waiting rank leaves the core to its peers.
+// How a rank waits for a transfer (MpiTransport decides once per world).
+struct WaitPolicy {
+  /// The rank has a core of its own (no more ranks on this host than CPUs it may run on):
+  /// spin first, for up to 50 us, without leaving the core.
+  bool spin = false;
+  /// Open MPI yields the core itself whenever a test finds nothing (mpi_yield_when_idle,
+  /// which hvdbench and hvdrun set on one host): a yield of ours on top would give the
+  /// core away twice per poll.
+  bool mpi_yields = false;
+};
+
+// Spins on `done` for up to 50 us without leaving the core; whether it became true.
 template <class Done>
-bool poll_until(double deadline, Done done) {
+bool spin_briefly(Done done) {
+  if (done()) return true;
   const double start = steady_seconds();
+  for (int i = 1;; ++i) {
+    if (done()) return true;
+    if ((i & 63) == 0 && steady_seconds() - start >= 50e-6) return false;
+  }
+}
+
+// Polls `done` until it is true (OK) or platform time `deadline` passes (false). A rank
+// with a core of its own first spins (a small message's answer comes within a few
+// microseconds, and a sched_yield per poll costs more than the message itself); then, and
+// from the start on an oversubscribed host, it yields until 200 us (negotiation answers
+// usually arrive by then), then backs off with short sleeps so a waiting rank leaves the
+// core to its peers. The clock is read once per 64 polls while spinning.
+template <class Done>
+bool poll_until(double deadline, WaitPolicy w, Done done) {
+  if (done()) return true;
+  const double start = steady_seconds();
+  if (w.spin) {
+    for (int i = 1;; ++i) {
+      if (done()) return true;
+      if ((i & 63) != 0) continue;
+      const double now = steady_seconds();
+      if (now >= deadline) return false;
+      if (now - start >= 50e-6) break;
+    }
+  }
   double pause = 10e-6;
   while (!done()) {
     const double now = steady_seconds();
     if (now >= deadline) return false;
     if (now - start < 200e-6) {
-      std::this_thread::yield();
+      if (!w.mpi_yields) std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(std::chrono::duration<double>(pause));
       pause = std::min(pause * 2, 100e-6);
@@ -65,8 +101,9 @@ class MpiRequest final : public Request {
   /// `sending`, `peer` (a rank of `comm`), `bytes` and `tag` only name the transfer when it
   /// times out: a dead or stalled peer must be named, not just "a transfer".
   MpiRequest(std::vector<MPI_Request> reqs, MPI_Comm comm, bool sending, int peer, size_t bytes,
-             int tag)
-      : reqs_(std::move(reqs)), comm_(comm), sending_(sending), peer_(peer), bytes_(bytes), tag_(tag) {}
+             int tag, WaitPolicy wait)
+      : reqs_(std::move(reqs)), comm_(comm), sending_(sending), peer_(peer), bytes_(bytes), tag_(tag),
+        wait_(wait) {}
   ~MpiRequest() override {
     for (MPI_Request& r : reqs_) {
       if (r == MPI_REQUEST_NULL) continue;
@@ -85,10 +122,13 @@ class MpiRequest final : public Request {
   }
   Status wait(double deadline) override {
     if (deadline == kNoDeadline) {
+      // A small transfer is done within the spin; MPI_Waitall (which may yield its core on
+      // every progress loop) for what takes longer.
+      if (wait_.spin && spin_briefly([this] { return test(); })) return Status::OK();
       int rc = MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
       return rc == MPI_SUCCESS ? Status::OK() : Status::Internal("MPI_Waitall failed " + describe());
     }
-    if (!poll_until(deadline, [this] { return test(); }))
+    if (!poll_until(deadline, wait_, [this] { return test(); }))
       return Status::Timeout("MPI transfer timed out " + describe() + " (rank " +
                              std::to_string(world_rank_of(comm_, peer_)) + " may have died or stalled)");
     return Status::OK();
@@ -108,6 +148,7 @@ class MpiRequest final : public Request {
   int peer_;
   size_t bytes_;
   int tag_;
+  WaitPolicy wait_;
 };
 
 // A receive of any size: the message is matched with MPI_Improbe (MPI_Mprobe when there is
@@ -118,8 +159,8 @@ class MpiRequest final : public Request {
 // received this way (control messages are far smaller).
 class MpiSizedRecv final : public Request {
  public:
-  MpiSizedRecv(MPI_Comm comm, int peer, int tag, SizedSink* sink)
-      : comm_(comm), peer_(peer), tag_(tag), sink_(sink) {}
+  MpiSizedRecv(MPI_Comm comm, int peer, int tag, SizedSink* sink, WaitPolicy wait)
+      : comm_(comm), peer_(peer), tag_(tag), sink_(sink), wait_(wait) {}
   ~MpiSizedRecv() override {
     if (data_ && !done_) (void)data_->wait(kNoDeadline);  // matched: the bytes are on their way
   }
@@ -142,7 +183,7 @@ class MpiSizedRecv final : public Request {
       MPI_Mprobe(peer_, tag_, comm_, &msg, &st);
       receive(msg, st);
     }
-    if (!data_ && !poll_until(deadline, [this] { return data_ != nullptr || test(); }))
+    if (!data_ && !poll_until(deadline, wait_, [this] { return data_ != nullptr || test(); }))
       return Status::Timeout("MPI transfer timed out receiving a message from rank " +
                              std::to_string(world_rank_of(comm_, peer_)) + " (tag " + std::to_string(tag_) +
                              "; it may have died or stalled)");
@@ -163,11 +204,13 @@ class MpiSizedRecv final : public Request {
     std::vector<MPI_Request> reqs(1);
     static char spare;  // MPI_Imrecv needs the message consumed even when it is refused
     MPI_Imrecv(error_.ok() ? dst : &spare, error_.ok() ? n : 0, MPI_BYTE, &msg, &reqs[0]);
-    data_ = std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer_, static_cast<size_t>(n), tag_);
+    data_ = std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer_, static_cast<size_t>(n), tag_,
+                                         wait_);
   }
   MPI_Comm comm_;
   int peer_, tag_;
   SizedSink* sink_;
+  WaitPolicy wait_;
   std::unique_ptr<MpiRequest> data_;
   Status error_;
   bool done_ = false;
@@ -178,8 +221,11 @@ class MpiTransport final : public Transport {
   /// `node_key` < 0: the node is this host (shared memory), cut into groups of
   /// `ranks_per_node` consecutive ranks when that is > 0. Otherwise every rank passes its
   /// node's key (a split passes the parent's node id, so sub-groups keep the layout).
-  MpiTransport(MPI_Comm comm, bool owned, int64_t ranks_per_node = 0, int64_t node_key = -1)
-      : comm_(comm), owned_(owned), native_(comm) {
+  /// `wait`: how transfers are waited for (a split takes the parent's; a new world spins
+  /// when this host runs no more of its ranks than it has CPUs).
+  MpiTransport(MPI_Comm comm, bool owned, int64_t ranks_per_node = 0, int64_t node_key = -1,
+               WaitPolicy wait = {})
+      : comm_(comm), owned_(owned), wait_(wait), native_(comm) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     compute_nodes(node_key >= 0 ? node_key : host_key(ranks_per_node));
@@ -197,23 +243,23 @@ class MpiTransport final : public Transport {
     std::vector<MPI_Request> reqs(1);
     MPI_Isend(MPI_BOTTOM, 1, t, peer, tag, comm_, &reqs[0]);
     MPI_Type_free(&t);  // MPI keeps it alive until the send completes
-    return std::make_unique<MpiRequest>(std::move(reqs), comm_, true, peer, total_bytes(pieces), tag);
+    return std::make_unique<MpiRequest>(std::move(reqs), comm_, true, peer, total_bytes(pieces), tag, wait_);
   }
   std::unique_ptr<Request> irecv_into(int peer, const RecvInto& into, int tag) override {
-    if (into.sink) return std::make_unique<MpiSizedRecv>(comm_, peer, tag, into.sink);
+    if (into.sink) return std::make_unique<MpiSizedRecv>(comm_, peer, tag, into.sink, wait_);
     MPI_Datatype t;
     if (!gather_type(into.pieces, &t))
       return recv_packed(into.pieces, [&](void* data, size_t n) { return irecv_bytes(peer, data, n, tag); });
     std::vector<MPI_Request> reqs(1);
     MPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, comm_, &reqs[0]);
     MPI_Type_free(&t);
-    return std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer, total_bytes(into.pieces), tag);
+    return std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer, total_bytes(into.pieces), tag, wait_);
   }
   std::unique_ptr<Transport> split(int color, int key) override {
     MPI_Comm sub;
     MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub);
     if (sub == MPI_COMM_NULL) return nullptr;
-    return std::make_unique<MpiTransport>(sub, true, 0, node_[static_cast<size_t>(rank_)]);
+    return std::make_unique<MpiTransport>(sub, true, 0, node_[static_cast<size_t>(rank_)], wait_);
   }
   NativeCollectives* native() override { return &native_; }
   std::string name() const override { return "mpi"; }
@@ -228,7 +274,7 @@ class MpiTransport final : public Transport {
       MPI_Isend(static_cast<const char*>(data) + o, n, MPI_BYTE, peer, tag, comm_, &reqs.back());
       if (bytes == 0) break;
     }
-    return std::make_unique<MpiRequest>(std::move(reqs), comm_, true, peer, bytes, tag);
+    return std::make_unique<MpiRequest>(std::move(reqs), comm_, true, peer, bytes, tag, wait_);
   }
   std::unique_ptr<Request> irecv_bytes(int peer, void* data, size_t bytes, int tag) {
     std::vector<MPI_Request> reqs;
@@ -238,7 +284,7 @@ class MpiTransport final : public Transport {
       MPI_Irecv(static_cast<char*>(data) + o, n, MPI_BYTE, peer, tag, comm_, &reqs.back());
       if (bytes == 0) break;
     }
-    return std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer, bytes, tag);
+    return std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer, bytes, tag, wait_);
   }
 
   // An hindexed datatype over absolute addresses: the pieces travel as one message with
@@ -264,13 +310,20 @@ class MpiTransport final : public Transport {
 
   // This rank's node key: the lowest rank of its host (ranks that share memory), or with
   // `ranks_per_node` k > 0 that times the number of ranks plus its host-local rank / k.
-  int64_t host_key(int64_t ranks_per_node) const {
+  // Also decides whether waits spin: when the ranks on this host are no more than its CPUs.
+  int64_t host_key(int64_t ranks_per_node) {
     MPI_Comm shm;
     MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &shm);
-    int leader = rank_, local = 0;
+    int leader = rank_, local = 0, here = 1;
     MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, shm);
     MPI_Comm_rank(shm, &local);
+    MPI_Comm_size(shm, &here);
     MPI_Comm_free(&shm);
+    const unsigned cpus = std::thread::hardware_concurrency();
+    wait_.spin = cpus > 0 && static_cast<unsigned>(here) <= cpus;
+    const char* y = std::getenv("OMPI_MCA_mpi_yield_when_idle");
+    const std::string yv = y ? y : "";
+    wait_.mpi_yields = yv == "1" || yv == "true" || yv == "yes";
     const int64_t key = leader;
     return ranks_per_node > 0 ? key * size_ + local / ranks_per_node : key;
   }
@@ -287,6 +340,7 @@ class MpiTransport final : public Transport {
 
   MPI_Comm comm_;
   bool owned_;
+  WaitPolicy wait_;
   int rank_ = 0;
   int size_ = 1;
   std::vector<int> node_;

@@ -22,6 +22,7 @@ namespace hvd {
   X(hierarchical_allgather, "HIERARCHICAL_ALLGATHER", bool, false, "allgather inside nodes, then across nodes") \
   X(allreduce_algorithm, "ALLREDUCE_ALGORITHM", std::string, "auto", "auto|ring|pipelined_ring|lockstep_ring|rhd|direct|hierarchical|native") \
   X(rhd_threshold, "RHD_THRESHOLD", int64_t, 64LL << 10, "auto: recursive halving-doubling below this many bytes") \
+  X(eager_allreduce_bytes, "EAGER_ALLREDUCE_BYTES", int64_t, 4096, "cached CPU allreduces of at most this many bytes per cycle ride on the response-cache bit exchange, reduced there (0 disables)") \
   X(allgather_algorithm, "ALLGATHER_ALGORITHM", std::string, "auto", "auto|ring|hierarchical|native") \
   X(broadcast_algorithm, "BROADCAST_ALGORITHM", std::string, "auto", "auto|tree|pipeline|native") \
   X(alltoall_algorithm, "ALLTOALL_ALGORITHM", std::string, "auto", "auto|pairwise|native") \

@@ -18,6 +18,7 @@ struct RuntimeStats {
   int64_t caller_cycles = 0;       ///< of those, run by a caller blocked in wait() (caller_drives)
   int64_t cache_hits = 0;          ///< tensors negotiated through the response cache
   int64_t cache_misses = 0;        ///< tensors negotiated through the coordinator
+  int64_t eager_tensors = 0;       ///< of the cache hits, allreduces reduced on the bit exchange
   int64_t responses = 0;           ///< responses executed (after fusion)
   int64_t tensors = 0;             ///< tensors completed
   int64_t bytes_allreduced = 0;    ///< payload bytes of completed allreduces
