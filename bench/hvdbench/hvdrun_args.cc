@@ -1,0 +1,162 @@
+// hvdrun's command line (hvdrun_args.h): parsing and every check that needs neither the
+// network nor the environment; main() (hvdrun.cc) runs what it plans.
+#include "hvdrun_args.h"
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include "cli_flags.h"
+#include "hvd/tcp.h"
+
+namespace hvd::bench {
+
+namespace {
+
+const char* kDescription =
+    "hvdrun: start a training command on N ranks of the hvd runtime (horovodrun-style).\n"
+    "-np N on this host runs CMD under Open MPI's mpirun (--bind-to none, idle ranks yield\n"
+    "their core, --oversubscribe when N > cores); -H/--hostfile pass hosts on. Under an outer\n"
+    "mpirun, or with -np 1 on this host, CMD runs directly. Knob flags become HVD_* variables\n"
+    "of the ranks (HVD_*/HOROVOD_* set by hand work too). --tcp (or --gloo) needs no MPI:\n"
+    "hvdrun runs a rendezvous server and starts the ranks itself, those on other hosts of -H\n"
+    "with ssh (HVDRUN_SSH replaces the ssh command).";
+
+const char* kFooter =
+    "\nExamples:\n"
+    "  hvdrun -np 4 /usr/bin/python3 train.py --epochs 2   (an interpreter with torch: Debian's)\n"
+    "  hvdrun -np 8 -H a:4,b:4 /usr/bin/python3 train.py\n"
+    "  hvdrun -np 2 --timeline-filename /tmp/tl.json --cycle-time-ms 2 /usr/bin/python3 train.py\n"
+    "  hvdrun --tcp -np 4 /usr/bin/python3 train.py   (no MPI)\n"
+    "  hvdrun -np 2 --min-np 1 --max-np 4 --host-discovery-script ./hosts.sh /usr/bin/python3 train.py   (elastic)\n"
+    "  hvdrun --check-build\n"
+    "\nExit codes: CMD's own; 1 when mpirun or CMD cannot be started; 2 bad input.\n";
+
+// horovodrun --check-build's report: the frameworks, controllers and tensor operations
+// this build has.
+std::string check_build_text() {
+  std::string s;
+  auto row = [&s](bool on, const char* what) { s += std::string("    [") + (on ? 'X' : ' ') + "] " + what + "\n"; };
+  s += std::string("hvd v") + HVD_VERSION + ":\n\nAvailable Frameworks:\n";
+  row(false, "TensorFlow");
+  row(HVD_BUILT_PYTORCH, "PyTorch (hvd.torch)");
+  row(false, "MXNet");
+  s += "\nAvailable Controllers:\n";
+  row(HVD_BUILT_MPI, "MPI");
+  row(true, "TCP (hvdrun --tcp, horovodrun's Gloo)");
+  s += "\nAvailable Tensor Operations:\n";
+  row(HVD_BUILT_NCCL, "NCCL (C++ runtime, GPU tensors)");
+  row(false, "DDL");
+  row(false, "CCL");
+  row(HVD_BUILT_MPI, "MPI");
+  row(false, "Gloo");
+  return s;
+}
+
+// horovodrun's elastic flags; --host-discovery-script turns elastic mode on (over TCP).
+void add_elastic_flags(CLI::App& app, ElasticOptions* e) {
+  const char* g = "Elastic (over TCP)";
+  app.add_option("--host-discovery-script", e->discovery_script,
+                 "elastic mode: a command printing the usable hosts, one 'host:slots' line each (polled every second)")
+      ->group(g);
+  app.add_option("--min-np", e->min_np, "fewest workers to train with (default -np)")->group(g);
+  app.add_option("--max-np", e->max_np, "most workers to start (default: every slot discovery offers)")->group(g);
+  app.add_option("--slots-per-host", e->slots_per_host, "slots of a discovered host printed without ':slots' (default 1)")
+      ->group(g);
+  app.add_option("--elastic-timeout", e->elastic_timeout_s,
+                 "seconds to wait for --min-np workers, and for a new world to form (default 600)")
+      ->group(g);
+  app.add_option("--reset-limit", e->reset_limit, "most times the world may be rebuilt before the job fails")->group(g);
+  app.add_option("--blacklist-cooldown-range", e->cooldown,
+                 "MIN MAX: seconds a host with a failed worker gets no new workers (grows with each failure)")
+      ->expected(2)
+      ->allow_extra_args(false)
+      ->group(g);
+}
+
+HvdrunPlan exit_with(HvdrunPlan p, int code, std::string message) {
+  p.mode = HvdrunPlan::Mode::kExit;
+  p.exit_code = code;
+  p.message = std::move(message);
+  return p;
+}
+
+HvdrunPlan bad(HvdrunPlan p, std::string message) { return exit_with(std::move(p), kExitBadInput, std::move(message)); }
+
+}  // namespace
+
+HvdrunPlan plan_hvdrun(int argc, const char* const* argv) {
+  HvdrunPlan p;
+  Options& o = p.o;
+  KnobFlags k;
+  CLI::App app(kDescription, "hvdrun");
+  app.footer(kFooter);
+  app.get_formatter()->column_width(34);
+  app.prefix_command();  // the first positional argument starts CMD: all of it is CMD's
+  add_launch_flags(app, &o);
+  add_knob_flags(app, &k);
+  bool tcp = false;
+  p.start_timeout_s = kDefaultStartTimeoutS;
+  app.add_flag("--tcp,--gloo", tcp, "run the ranks over the TCP backend, without MPI (hvdrun starts them)");
+  app.add_option("--start-timeout", p.start_timeout_s,
+                 "--tcp: seconds every rank has to reach the rendezvous and connect (default 30)");
+  // Set by hvdrun itself for the ranks it starts (rank_status.h).
+  app.add_option("--rank-status-dir", p.rank_status_dir)->group("");
+  ElasticOptions& el = p.elastic;
+  add_elastic_flags(app, &el);
+  bool check_build = false;
+  app.add_flag("--check-build", check_build, "print the frameworks, controllers and tensor operations this build has");
+  std::vector<std::string> args = normalise_args(argc, argv, &app);
+  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    p.out = app.help();
+    return exit_with(std::move(p), kExitOk, "");
+  } catch (const CLI::ParseError& e) {
+    return bad(std::move(p), e.what());
+  }
+  if (check_build) {
+    p.out = check_build_text();
+    return exit_with(std::move(p), kExitOk, "");
+  }
+  p.cmd = app.remaining();
+  const std::vector<std::string>& cmd = p.cmd;
+  if (cmd.empty()) return bad(std::move(p), "no command to run (e.g. hvdrun -np 2 python3 train.py; see --help)");
+  // The command starts at the first argument that is not an option: an option hvdrun does
+  // not know would otherwise become the command (and reach mpirun as one of its own).
+  if (cmd[0].size() > 1 && cmd[0][0] == '-')
+    return bad(std::move(p), "unknown option '" + cmd[0] + "' (hvdrun --help lists its options; mpirun's go in --mpi-args)");
+  if (o.np < 1) return bad(std::move(p), "-np must be at least 1 (got " + std::to_string(o.np) + ")");
+  if (!o.hosts.empty() && !o.hostfile.empty()) return bad(std::move(p), "-H/--hosts and --hostfile are exclusive");
+  if (!o.hostfile.empty() && !std::ifstream(o.hostfile))
+    return bad(std::move(p), "--hostfile: cannot read '" + o.hostfile + "'");
+  const std::string knob_error = collect_knobs(app, k, &o);
+  if (!knob_error.empty()) return bad(std::move(p), knob_error);
+  if (!(p.start_timeout_s > 0) || p.start_timeout_s > 1e6)
+    return bad(std::move(p), "--start-timeout must be a positive number of seconds (got " + fmt_number(p.start_timeout_s) + ")");
+  if (!el.discovery_script.empty()) {
+    if (!o.hosts.empty() || !o.hostfile.empty())
+      return bad(std::move(p), "-H/--hostfile name fixed hosts; in elastic mode --host-discovery-script names them");
+    if (!o.mpi_args.empty()) return bad(std::move(p), "--mpi-args is for mpirun; elastic mode runs over TCP, without MPI");
+    el.np = o.np;
+    if (!app.count("--min-np")) el.min_np = o.np;
+    const std::string why = check_elastic_options(el);
+    if (!why.empty()) return bad(std::move(p), why);
+    p.mode = HvdrunPlan::Mode::kElastic;
+    return p;
+  }
+  for (const char* f : {"--min-np", "--max-np", "--elastic-timeout", "--reset-limit", "--blacklist-cooldown-range",
+                        "--slots-per-host"})
+    if (app.count(f)) return bad(std::move(p), std::string(f) + " is for elastic mode: give --host-discovery-script too");
+  if (tcp) {
+    if (!o.hostfile.empty()) return bad(std::move(p), "--hostfile is for mpirun; with --tcp give -H host:slots,...");
+    if (!o.mpi_args.empty()) return bad(std::move(p), "--mpi-args is for mpirun; --tcp runs without MPI");
+    p.mode = HvdrunPlan::Mode::kTcp;
+    return p;
+  }
+  p.mode = p.rank_status_dir.empty() ? HvdrunPlan::Mode::kMpi : HvdrunPlan::Mode::kRankStatus;
+  return p;
+}
+
+}  // namespace hvd::bench
