@@ -145,10 +145,12 @@ int64_t print_table(const Options& o, bool gpu, const std::vector<Case>& cases, 
               o.check ? (wrong ? "FAILED" : "OK") : "(not checked; use --check)");
   std::printf("# Avg bus bandwidth    : hvd %.4f GB/s, %s %.4f GB/s\n", sum_h / n, gpu ? "NCCL" : "MPI", sum_m / n);
   std::printf("# hvd runtime, rank 0  : %lld cycles (%lld run by the waiting caller), "
-              "negotiation %.1f us per cycle, %lld cache hits, %lld misses\n#\n",
+              "negotiation %.1f us per cycle, %lld cache hits (%lld reduced on the bit exchange), "
+              "%lld misses\n#\n",
               static_cast<long long>(stats.cycles), static_cast<long long>(stats.caller_cycles),
               stats.cycles ? stats.negotiation_s / stats.cycles * 1e6 : 0.0,
-              static_cast<long long>(stats.cache_hits), static_cast<long long>(stats.cache_misses));
+              static_cast<long long>(stats.cache_hits), static_cast<long long>(stats.eager_tensors),
+              static_cast<long long>(stats.cache_misses));
   std::fflush(stdout);
   return wrong;
 }

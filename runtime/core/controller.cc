@@ -129,19 +129,23 @@ StatusOr<bool> Controller::cache_round(bool want_shutdown, double now, Negotiati
   HVD_RETURN_IF_ERROR(cp_.allreduce_bits(&and_bits, &or_bits, eager_on ? &eager_ : nullptr));
   const bool eager = eager_on && (and_bits[0] & kEagerAttached);
   out->shutdown = out->shutdown || !(and_bits[0] & kNoShutdown);
+  // Eager: the ready tensors go straight into the result, each with its segment's offset.
   std::vector<Response> ready;
-  std::vector<int64_t> at;
+  std::vector<Response>& into = eager ? out->responses : ready;
+  if (eager) out->eager_at.assign(out->responses.size(), -1);
+  const size_t before = into.size();
   size_t off = 0;
   for_each_set_bit(and_bits, words, [&](int bit) {
     const size_t seg = eager ? eager_.bytes_of(bit) : 0;
     if (bit < cache_capacity() && cache_.occupied(bit)) {
-      ready.push_back(cache_.use(bit));
-      at.push_back(static_cast<int64_t>(off));
+      into.push_back(cache_.use(bit));
+      if (eager) out->eager_at.push_back(static_cast<int64_t>(off));
       cached_pending_.erase(bit);
     }
     off += seg;
   });
-  out->cache_hits += static_cast<int>(ready.size());
+  const int hits = static_cast<int>(into.size() - before);
+  out->cache_hits += hits;
   bool any_invalid = false;
   for_each_set_bit(or_bits, words, [&](int bit) {
     any_invalid = true;
@@ -153,14 +157,10 @@ StatusOr<bool> Controller::cache_round(bool want_shutdown, double now, Negotiati
     cache_.erase(bit);
   });
   if (eager) {
-    // Already reduced on every rank: each tensor completes from the segment, unfused.
+    // Already reduced on every rank: each tensor completes from its segment, unfused.
     if (off != eager_.data.size()) return Status::Internal("eager allreduce: the reduced segments do not match the bits");
     out->eager = eager_.data.data();
-    out->eager_at.assign(out->responses.size(), -1);
-    out->eager_at.insert(out->eager_at.end(), at.begin(), at.end());
-    out->eager_tensors += static_cast<int>(ready.size());
-    out->responses.insert(out->responses.end(), std::make_move_iterator(ready.begin()),
-                          std::make_move_iterator(ready.end()));
+    out->eager_tensors += hits;
   } else {
     auto fused = fuse_responses(std::move(ready), cfg_.fusion_threshold);
     out->responses.insert(out->responses.end(), std::make_move_iterator(fused.begin()),

@@ -42,13 +42,13 @@ void Executor::complete_all(const Status& s) {
     if (e) e->handle->complete(s, env_.cycle);
 }
 
-Status Executor::run() {
+Status Executor::run(double now) {
   take_entries();
   if (!r_.error.empty()) {
     complete_all(Status(static_cast<StatusCode>(r_.error_code), r_.error));
     return Status::OK();
   }
-  const double t0 = p_.now();
+  const double t0 = now >= 0 ? now : p_.now();
   if (env_.timeline) {
     double first = t0;
     for (auto& e : entries_)

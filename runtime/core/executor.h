@@ -40,7 +40,8 @@ class Executor {
   Executor(const ExecutorEnv& env, ProcessSet& ps, const Response& r, const void* reduced = nullptr)
       : env_(env), ps_(ps), r_(r), p_(env.platform), cfg_(env.config), reduced_(reduced) {}
 
-  Status run();
+  /// `now`: the platform time if the caller just read it (< 0: read it here).
+  Status run(double now = -1);
 
  private:
   Status allreduce();

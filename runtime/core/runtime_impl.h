@@ -4,6 +4,8 @@
 // Transport and Device it was built with.
 #pragma once
 
+#include <atomic>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -51,7 +53,8 @@ class RuntimeImpl {
   bool cycle_body(double started);
   void fail_all(const Status& s);
   void drop_removed_sets();
-  Status perform(ProcessSet& ps, const Response& r, const void* reduced = nullptr);
+  /// `now`: the platform time if the caller just read it (< 0: read it).
+  Status perform(ProcessSet& ps, const Response& r, const void* reduced = nullptr, double now = -1);
   double ts_us(double t) const { return (t - opts_.time_origin) * 1e6; }
   // Autotune (runtime/core/autotune_runtime.cc).
   void start_autotune();
@@ -88,6 +91,10 @@ class RuntimeImpl {
   AutotuneState tuned_;              // guarded by queue mutex
   std::function<void(double)> cycle_hook_;  // guarded by hook_mu_ (Runtime::set_cycle_hook)
   std::unique_ptr<Mutex> hook_mu_;          // held while the hook runs and while it is set
+  std::atomic<bool> hook_set_{false};       // a hook is set: the cycle takes hook_mu_
+  // cycle_body's lists, reused (only the thread running the cycle touches them).
+  std::vector<ProcessSet*> cycle_sets_;
+  std::vector<RequestRef> cycle_incoming_;
 };
 
 }  // namespace hvd

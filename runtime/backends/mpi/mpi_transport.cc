@@ -9,6 +9,8 @@
 #include <climits>
 #include <cstdlib>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -100,12 +102,17 @@ class MpiRequest final : public Request {
  public:
   /// `sending`, `peer` (a rank of `comm`), `bytes` and `tag` only name the transfer when it
   /// times out: a dead or stalled peer must be named, not just "a transfer".
+  /// One MPI request (the common case: held inline, no allocation) or several (a buffer
+  /// sent in pieces of at most kMaxPiece).
+  MpiRequest(MPI_Request one, MPI_Comm comm, bool sending, int peer, size_t bytes, int tag, WaitPolicy wait)
+      : one_(one), comm_(comm), sending_(sending), peer_(peer), bytes_(bytes), tag_(tag), wait_(wait) {}
   MpiRequest(std::vector<MPI_Request> reqs, MPI_Comm comm, bool sending, int peer, size_t bytes,
              int tag, WaitPolicy wait)
-      : reqs_(std::move(reqs)), comm_(comm), sending_(sending), peer_(peer), bytes_(bytes), tag_(tag),
+      : many_(std::move(reqs)), comm_(comm), sending_(sending), peer_(peer), bytes_(bytes), tag_(tag),
         wait_(wait) {}
+  MpiRequest(MpiRequest&&) = delete;
   ~MpiRequest() override {
-    for (MPI_Request& r : reqs_) {
+    for (MPI_Request& r : many_.empty() ? std::span<MPI_Request>(&one_, 1) : std::span<MPI_Request>(many_)) {
       if (r == MPI_REQUEST_NULL) continue;
       int done = 0;
       MPI_Test(&r, &done, MPI_STATUS_IGNORE);
@@ -117,7 +124,8 @@ class MpiRequest final : public Request {
   }
   bool test() override {
     int done = 0;
-    MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &done, MPI_STATUSES_IGNORE);
+    if (many_.empty()) MPI_Test(&one_, &done, MPI_STATUS_IGNORE);
+    else MPI_Testall(static_cast<int>(many_.size()), many_.data(), &done, MPI_STATUSES_IGNORE);
     return done != 0;
   }
   Status wait(double deadline) override {
@@ -125,7 +133,8 @@ class MpiRequest final : public Request {
       // A small transfer is done within the spin; MPI_Waitall (which may yield its core on
       // every progress loop) for what takes longer.
       if (wait_.spin && spin_briefly([this] { return test(); })) return Status::OK();
-      int rc = MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+      int rc = many_.empty() ? MPI_Wait(&one_, MPI_STATUS_IGNORE)
+                             : MPI_Waitall(static_cast<int>(many_.size()), many_.data(), MPI_STATUSES_IGNORE);
       return rc == MPI_SUCCESS ? Status::OK() : Status::Internal("MPI_Waitall failed " + describe());
     }
     if (!poll_until(deadline, wait_, [this] { return test(); }))
@@ -142,7 +151,8 @@ class MpiRequest final : public Request {
            std::to_string(world_rank_of(comm_, peer_)) + " (tag " + std::to_string(tag_) + ")";
   }
 
-  std::vector<MPI_Request> reqs_;
+  MPI_Request one_ = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> many_;
   MPI_Comm comm_;
   bool sending_;
   int peer_;
@@ -183,7 +193,7 @@ class MpiSizedRecv final : public Request {
       MPI_Mprobe(peer_, tag_, comm_, &msg, &st);
       receive(msg, st);
     }
-    if (!data_ && !poll_until(deadline, wait_, [this] { return data_ != nullptr || test(); }))
+    if (!data_ && !poll_until(deadline, wait_, [this] { return data_.has_value() || test(); }))
       return Status::Timeout("MPI transfer timed out receiving a message from rank " +
                              std::to_string(world_rank_of(comm_, peer_)) + " (tag " + std::to_string(tag_) +
                              "; it may have died or stalled)");
@@ -201,17 +211,16 @@ class MpiSizedRecv final : public Request {
     if (n && !dst) error_ = Status::Internal("no room for a message of " + std::to_string(n) + " bytes");
     if (static_cast<size_t>(n) >= kMaxPiece)
       error_ = Status::Internal("a message of 1 GiB or more cannot be received without its size");
-    std::vector<MPI_Request> reqs(1);
+    MPI_Request r;
     static char spare;  // MPI_Imrecv needs the message consumed even when it is refused
-    MPI_Imrecv(error_.ok() ? dst : &spare, error_.ok() ? n : 0, MPI_BYTE, &msg, &reqs[0]);
-    data_ = std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer_, static_cast<size_t>(n), tag_,
-                                         wait_);
+    MPI_Imrecv(error_.ok() ? dst : &spare, error_.ok() ? n : 0, MPI_BYTE, &msg, &r);
+    data_.emplace(r, comm_, false, peer_, static_cast<size_t>(n), tag_, wait_);
   }
   MPI_Comm comm_;
   int peer_, tag_;
   SizedSink* sink_;
   WaitPolicy wait_;
-  std::unique_ptr<MpiRequest> data_;
+  std::optional<MpiRequest> data_;  // once matched: the receive of its bytes
   Status error_;
   bool done_ = false;
 };
@@ -240,20 +249,20 @@ class MpiTransport final : public Transport {
     MPI_Datatype t;
     if (!gather_type(pieces, &t))
       return send_packed(pieces, [&](const void* data, size_t n) { return isend_bytes(peer, data, n, tag); });
-    std::vector<MPI_Request> reqs(1);
-    MPI_Isend(MPI_BOTTOM, 1, t, peer, tag, comm_, &reqs[0]);
+    MPI_Request r;
+    MPI_Isend(MPI_BOTTOM, 1, t, peer, tag, comm_, &r);
     MPI_Type_free(&t);  // MPI keeps it alive until the send completes
-    return std::make_unique<MpiRequest>(std::move(reqs), comm_, true, peer, total_bytes(pieces), tag, wait_);
+    return std::make_unique<MpiRequest>(r, comm_, true, peer, total_bytes(pieces), tag, wait_);
   }
   std::unique_ptr<Request> irecv_into(int peer, const RecvInto& into, int tag) override {
     if (into.sink) return std::make_unique<MpiSizedRecv>(comm_, peer, tag, into.sink, wait_);
     MPI_Datatype t;
     if (!gather_type(into.pieces, &t))
       return recv_packed(into.pieces, [&](void* data, size_t n) { return irecv_bytes(peer, data, n, tag); });
-    std::vector<MPI_Request> reqs(1);
-    MPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, comm_, &reqs[0]);
+    MPI_Request r;
+    MPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, comm_, &r);
     MPI_Type_free(&t);
-    return std::make_unique<MpiRequest>(std::move(reqs), comm_, false, peer, total_bytes(into.pieces), tag, wait_);
+    return std::make_unique<MpiRequest>(r, comm_, false, peer, total_bytes(into.pieces), tag, wait_);
   }
   std::unique_ptr<Transport> split(int color, int key) override {
     MPI_Comm sub;
@@ -267,6 +276,11 @@ class MpiTransport final : public Transport {
  private:
   // One buffer, in MPI-sized pieces of at most kMaxPiece (counts are int).
   std::unique_ptr<Request> isend_bytes(int peer, const void* data, size_t bytes, int tag) {
+    if (bytes < kMaxPiece) {
+      MPI_Request r;
+      MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_, &r);
+      return std::make_unique<MpiRequest>(r, comm_, true, peer, bytes, tag, wait_);
+    }
     std::vector<MPI_Request> reqs;
     for (size_t o = 0; o < bytes || o == 0; o += kMaxPiece) {
       const int n = static_cast<int>(std::min(kMaxPiece, bytes - o));
@@ -277,6 +291,11 @@ class MpiTransport final : public Transport {
     return std::make_unique<MpiRequest>(std::move(reqs), comm_, true, peer, bytes, tag, wait_);
   }
   std::unique_ptr<Request> irecv_bytes(int peer, void* data, size_t bytes, int tag) {
+    if (bytes < kMaxPiece) {
+      MPI_Request r;
+      MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_, &r);
+      return std::make_unique<MpiRequest>(r, comm_, false, peer, bytes, tag, wait_);
+    }
     std::vector<MPI_Request> reqs;
     for (size_t o = 0; o < bytes || o == 0; o += kMaxPiece) {
       const int n = static_cast<int>(std::min(kMaxPiece, bytes - o));
