@@ -57,6 +57,16 @@ Status ControlPlane::wait(Request& req, int peer, const char* what, double start
   }
 }
 
+Status ControlPlane::name_gone(const Status& why, int peer) {
+  if (peer < 0 || peer >= t_.size() || peer == t_.rank()) return why;
+  announce_lost(lost_behind(peer, 0));
+  const int lost = lost_behind(peer, std::min(0.5, 0.2 * shutdown_s_));
+  if (lost == peer) return why;
+  return Status::Timeout("rank " + std::to_string(lost) + " is gone: rank " + std::to_string(peer) +
+                             ", which waited for it, did not answer (" + why.message() + ")",
+                         lost);
+}
+
 int ControlPlane::lost_behind(int peer, double grace) {
   // The peer gives up on its own peer at about the same time as this rank on it (both waits
   // began in the same round): a short grace lets its notice arrive.

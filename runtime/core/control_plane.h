@@ -89,6 +89,10 @@ class ControlPlane {
   /// messages are then of any size, bits first, the segments behind them.
   Status allreduce_bits(std::vector<uint64_t>* and_bits, std::vector<uint64_t>* or_bits,
                         BitsPayload* payload = nullptr);
+  /// A transfer of this set's data with `peer` failed with `why` (a time-out): tells every
+  /// rank which rank is gone and names the rank really gone, as the negotiation's waits do
+  /// (a live peer that itself waited for a dead rank sends its notice within a short grace).
+  Status name_gone(const Status& why, int peer);
 
  private:
   /// Receives a blob and appends it to `out`.

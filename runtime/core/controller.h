@@ -72,6 +72,9 @@ class Controller {
   /// Turns the response cache on or off. Every member must call it at the end of the same
   /// cycle: the cache is emptied and requests waiting on a bit are renegotiated in full.
   void set_cache_enabled(bool on);
+  /// A data transfer of this set with `peer` (a rank of the set) timed out: `why`, or the
+  /// error naming the rank really gone (ControlPlane::name_gone).
+  Status name_gone(const Status& why, int peer) { return cp_.name_gone(why, peer); }
 
  private:
   // One tensor at the coordinator. Ranks almost always send the same request, so each

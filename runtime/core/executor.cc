@@ -73,6 +73,10 @@ Status Executor::run(double now) {
       break;
     case OpType::kBarrier: break;  // negotiation already brought every rank here
   }
+  // A data transfer of the world set timed out: name the rank really gone (the peer may be
+  // a live rank that was itself waiting for a dead one), before the handles hear of it.
+  if (s.code() == StatusCode::kTimeout && s.peer() >= 0 && ps_.id == 0 && ps_.controller)
+    s = ps_.controller->name_gone(s, s.peer());
   if (r_.device == DeviceKind::kGPU && env_.gpu) {
     // Device work is asynchronous: the results must be there before handles complete.
     env_.gpu->synchronize();

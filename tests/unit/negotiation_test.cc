@@ -289,6 +289,98 @@ TEST(StallInspector, SurvivorsNameTheRankReallyGone) {
       << results[1].to_string();
 }
 
+// A rank's transport that goes silent at its first data transfer once armed: the rank is
+// "dead" in the middle of a collective, after the negotiation (its messages are dropped and
+// its waits return only when the test is over).
+class DiesInTheDataPhase final : public Transport {
+ public:
+  DiesInTheDataPhase(std::unique_ptr<Transport> t, std::atomic<bool>* armed, std::atomic<bool>* over)
+      : t_(std::move(t)), armed_(armed), over_(over) {}
+  int rank() const override { return t_->rank(); }
+  int size() const override { return t_->size(); }
+  int node_of(int r) const override { return t_->node_of(r); }
+  std::string name() const override { return t_->name(); }
+  std::unique_ptr<Transport> split(int color, int key) override { return t_->split(color, key); }
+  std::unique_ptr<Request> isendv(int peer, IoSpan pieces, int tag) override {
+    if (dies(tag)) return std::make_unique<Silent>(over_);
+    return t_->isendv(peer, pieces, tag);
+  }
+  std::unique_ptr<Request> irecv_into(int peer, const RecvInto& into, int tag) override {
+    if (dies(tag)) return std::make_unique<Silent>(over_);
+    return t_->irecv_into(peer, into, tag);
+  }
+
+ private:
+  class Silent final : public Request {
+   public:
+    explicit Silent(std::atomic<bool>* over) : over_(over) {}
+    bool test() override { return false; }
+    Status wait(double) override {
+      while (!over_->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return Status::Aborted("test over");
+    }
+
+   private:
+    std::atomic<bool>* over_;
+  };
+  bool dies(int tag) {
+    if (armed_->load() && tag == kTagData) dead_ = true;
+    return dead_;
+  }
+  std::unique_ptr<Transport> t_;
+  std::atomic<bool>* armed_;
+  std::atomic<bool>* over_;
+  bool dead_ = false;
+};
+
+// The same in a collective's data phase: rank 2 goes silent in a 1 MiB allreduce by
+// recursive halving-doubling. At 3 ranks rank 0 folds into rank 1 and waits for its result;
+// rank 1 waits for rank 2. So rank 0's wait is on a live rank: it must still name rank 2,
+// from rank 1's notice.
+TEST(StallInspector, SurvivorsNameTheRankGoneInADataTransfer) {
+  Config cfg = test::fast_config();
+  cfg.stall_check_time_s = 0.5;
+  cfg.stall_shutdown_time_s = 2.5;
+  cfg.allreduce_algorithm = "rhd";
+  std::atomic<bool> armed{false}, over{false};
+  std::vector<Status> results(3);
+  LocalWorld world(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r)
+    threads.emplace_back([&, r] {
+      std::unique_ptr<Transport> t = world.transport(r);
+      if (r == 2) t = std::make_unique<DiesInTheDataPhase>(std::move(t), &armed, &over);
+      OwnedSeams seams = host_seams(std::move(t));
+      std::ostringstream quiet;
+      Runtime rt(RuntimeOptions{seams.view(), cfg, nullptr, &quiet});
+      if (!rt.start().ok()) return;
+      std::vector<float> v(1 << 18, 1.0f);
+      Tensor x{v.data(), DataType::kFloat32, {1 << 18}};
+      Status first = rt.allreduce("big", x, x, ReduceOp::kSum);  // every rank alive
+      if (!first.ok()) {
+        results[static_cast<size_t>(r)] = first;
+        return;
+      }
+      if (r == 2) armed = true;
+      results[static_cast<size_t>(r)] = rt.allreduce("big", x, x, ReduceOp::kSum);
+      if (r != 2) (void)rt.shutdown();
+    });
+  // Ranks 0 and 1 fail at the stall shutdown time; then the silent rank is released.
+  for (int waited = 0; waited < 300 && (results[0].ok() || results[1].ok()); ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  over = true;
+  for (auto& t : threads) t.join();
+  for (int r : {0, 1}) {
+    const Status& s = results[static_cast<size_t>(r)];
+    EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.to_string();
+    EXPECT_NE(s.message().find("rank 2"), std::string::npos) << "rank " << r << ": " << s.to_string();
+    EXPECT_EQ(s.message().find("rank 0 is gone"), std::string::npos) << s.to_string();
+    EXPECT_EQ(s.message().find("rank 1 is gone"), std::string::npos) << s.to_string();
+  }
+  EXPECT_NE(results[0].message().find("rank 2 is gone: rank 1, which waited for it"), std::string::npos)
+      << results[0].to_string();
+}
+
 TEST(Timeline, EveryRankRecordedAndFileParses) {
   const std::string path = (std::filesystem::temp_directory_path() / "hvd_timeline_test.json").string();
   Config cfg = test::fast_config();

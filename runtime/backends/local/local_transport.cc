@@ -139,15 +139,18 @@ namespace {
 
 class LocalRequest final : public Request {
  public:
-  LocalRequest(std::shared_ptr<LocalFabric> f, LocalFabric::Key k, std::shared_ptr<LocalOp> op)
-      : f_(std::move(f)), k_(k), op_(std::move(op)) {}
+  /// `peer`: the other rank's world index (named when the transfer times out).
+  LocalRequest(std::shared_ptr<LocalFabric> f, LocalFabric::Key k, std::shared_ptr<LocalOp> op, int peer)
+      : f_(std::move(f)), k_(k), op_(std::move(op)), peer_(peer) {}
   ~LocalRequest() override {
     if (!f_->test(op_)) f_->cancel(k_, op_);
   }
   bool test() override { return f_->test(op_); }
   Status wait(double deadline) override {
     if (f_->wait(op_, deadline)) return Status::OK();
-    if (!op_->done) return Status::Timeout("local transport: transfer did not complete in time");
+    if (!op_->done)
+      return Status::Timeout("local transport: transfer with rank " + std::to_string(peer_) + " did not complete in time",
+                             peer_);
     return Status::Internal("local transport: message size mismatch");
   }
 
@@ -155,6 +158,7 @@ class LocalRequest final : public Request {
   std::shared_ptr<LocalFabric> f_;
   LocalFabric::Key k_;
   std::shared_ptr<LocalOp> op_;
+  int peer_;
 };
 
 class LocalTransport final : public Transport {
@@ -166,11 +170,11 @@ class LocalTransport final : public Transport {
   int node_of(int r) const override { return f_->node_of_world(members_[static_cast<size_t>(r)]); }
   std::unique_ptr<Request> isendv(int peer, IoSpan pieces, int tag) override {
     LocalFabric::Key k{group_, me(), members_[static_cast<size_t>(peer)], tag};
-    return std::make_unique<LocalRequest>(f_, k, f_->post(k, true, pieces, nullptr));
+    return std::make_unique<LocalRequest>(f_, k, f_->post(k, true, pieces, nullptr), std::get<2>(k));
   }
   std::unique_ptr<Request> irecv_into(int peer, const RecvInto& into, int tag) override {
     LocalFabric::Key k{group_, members_[static_cast<size_t>(peer)], me(), tag};
-    return std::make_unique<LocalRequest>(f_, k, f_->post(k, false, into.pieces, into.sink));
+    return std::make_unique<LocalRequest>(f_, k, f_->post(k, false, into.pieces, into.sink), std::get<1>(k));
   }
   std::unique_ptr<Transport> split(int color, int key) override {
     int new_group = 0;

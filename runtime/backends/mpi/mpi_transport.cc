@@ -139,7 +139,8 @@ class MpiRequest final : public Request {
     }
     if (!poll_until(deadline, wait_, [this] { return test(); }))
       return Status::Timeout("MPI transfer timed out " + describe() + " (rank " +
-                             std::to_string(world_rank_of(comm_, peer_)) + " may have died or stalled)");
+                                 std::to_string(world_rank_of(comm_, peer_)) + " may have died or stalled)",
+                             world_rank_of(comm_, peer_));
     return Status::OK();
   }
 
@@ -195,8 +196,9 @@ class MpiSizedRecv final : public Request {
     }
     if (!data_ && !poll_until(deadline, wait_, [this] { return data_.has_value() || test(); }))
       return Status::Timeout("MPI transfer timed out receiving a message from rank " +
-                             std::to_string(world_rank_of(comm_, peer_)) + " (tag " + std::to_string(tag_) +
-                             "; it may have died or stalled)");
+                                 std::to_string(world_rank_of(comm_, peer_)) + " (tag " + std::to_string(tag_) +
+                                 "; it may have died or stalled)",
+                             world_rank_of(comm_, peer_));
     if (!error_.ok()) return error_;
     Status s = data_->wait(deadline);
     done_ = done_ || s.ok();

@@ -227,7 +227,8 @@ Status Fabric::wait(const std::shared_ptr<Op>& op, double deadline) {
     done_cv_.wait(lk, done);
   } else if (!done_cv_.wait_until(lk, to_time_point(deadline), done)) {
     return Status::Timeout("tcp transport: " + describe(*op) + " timed out (rank " + std::to_string(op->peer) +
-                           " may have died or stalled)");
+                               " may have died or stalled)",
+                           op->peer);
   }
   return op->status;
 }

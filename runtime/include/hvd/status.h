@@ -51,6 +51,12 @@ class [[nodiscard]] Status {
   static Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
   /// A deadline passed (stall shutdown, dead peer).
   static Status Timeout(std::string m) { return {StatusCode::kTimeout, std::move(m)}; }
+  /// A transfer with world rank `peer` did not complete in time.
+  static Status Timeout(std::string m, int peer) {
+    Status s(StatusCode::kTimeout, std::move(m));
+    s.rep_->peer = peer;
+    return s;
+  }
   /// A bug or an unexpected backend error.
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
@@ -60,6 +66,8 @@ class [[nodiscard]] Status {
   StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }
   /// The message ("" on success).
   const std::string& message() const { return rep_ ? rep_->message : empty_message(); }
+  /// A timed-out transfer: the world rank of the peer it waited for (-1: none known).
+  int peer() const { return rep_ ? rep_->peer : -1; }
   /// "OK" or "<code>: <message>".
   std::string to_string() const;
 
@@ -67,6 +75,7 @@ class [[nodiscard]] Status {
   struct Rep {
     StatusCode code;
     std::string message;
+    int peer = -1;
   };
   static const std::string& empty_message() {
     static const std::string empty;
