@@ -74,14 +74,16 @@ void add_elastic_flags(CLI::App& app, ElasticOptions* e) {
       ->group(g);
 }
 
-HvdrunPlan exit_with(HvdrunPlan p, int code, std::string message) {
+// The plan is taken by reference and moved out only once the message is built (a message
+// may quote the plan's own command).
+HvdrunPlan exit_with(HvdrunPlan& p, int code, std::string message) {
   p.mode = HvdrunPlan::Mode::kExit;
   p.exit_code = code;
   p.message = std::move(message);
-  return p;
+  return std::move(p);
 }
 
-HvdrunPlan bad(HvdrunPlan p, std::string message) { return exit_with(std::move(p), kExitBadInput, std::move(message)); }
+HvdrunPlan bad(HvdrunPlan& p, std::string message) { return exit_with(p, kExitBadInput, std::move(message)); }
 
 }  // namespace
 
@@ -112,46 +114,46 @@ HvdrunPlan plan_hvdrun(int argc, const char* const* argv) {
     app.parse(args);
   } catch (const CLI::CallForHelp&) {
     p.out = app.help();
-    return exit_with(std::move(p), kExitOk, "");
+    return exit_with(p, kExitOk, "");
   } catch (const CLI::ParseError& e) {
-    return bad(std::move(p), e.what());
+    return bad(p, e.what());
   }
   if (check_build) {
     p.out = check_build_text();
-    return exit_with(std::move(p), kExitOk, "");
+    return exit_with(p, kExitOk, "");
   }
   p.cmd = app.remaining();
   const std::vector<std::string>& cmd = p.cmd;
-  if (cmd.empty()) return bad(std::move(p), "no command to run (e.g. hvdrun -np 2 python3 train.py; see --help)");
+  if (cmd.empty()) return bad(p, "no command to run (e.g. hvdrun -np 2 python3 train.py; see --help)");
   // The command starts at the first argument that is not an option: an option hvdrun does
   // not know would otherwise become the command (and reach mpirun as one of its own).
   if (cmd[0].size() > 1 && cmd[0][0] == '-')
-    return bad(std::move(p), "unknown option '" + cmd[0] + "' (hvdrun --help lists its options; mpirun's go in --mpi-args)");
-  if (o.np < 1) return bad(std::move(p), "-np must be at least 1 (got " + std::to_string(o.np) + ")");
-  if (!o.hosts.empty() && !o.hostfile.empty()) return bad(std::move(p), "-H/--hosts and --hostfile are exclusive");
+    return bad(p, "unknown option '" + cmd[0] + "' (hvdrun --help lists its options; mpirun's go in --mpi-args)");
+  if (o.np < 1) return bad(p, "-np must be at least 1 (got " + std::to_string(o.np) + ")");
+  if (!o.hosts.empty() && !o.hostfile.empty()) return bad(p, "-H/--hosts and --hostfile are exclusive");
   if (!o.hostfile.empty() && !std::ifstream(o.hostfile))
-    return bad(std::move(p), "--hostfile: cannot read '" + o.hostfile + "'");
+    return bad(p, "--hostfile: cannot read '" + o.hostfile + "'");
   const std::string knob_error = collect_knobs(app, k, &o);
-  if (!knob_error.empty()) return bad(std::move(p), knob_error);
+  if (!knob_error.empty()) return bad(p, knob_error);
   if (!(p.start_timeout_s > 0) || p.start_timeout_s > 1e6)
-    return bad(std::move(p), "--start-timeout must be a positive number of seconds (got " + fmt_number(p.start_timeout_s) + ")");
+    return bad(p, "--start-timeout must be a positive number of seconds (got " + fmt_number(p.start_timeout_s) + ")");
   if (!el.discovery_script.empty()) {
     if (!o.hosts.empty() || !o.hostfile.empty())
-      return bad(std::move(p), "-H/--hostfile name fixed hosts; in elastic mode --host-discovery-script names them");
-    if (!o.mpi_args.empty()) return bad(std::move(p), "--mpi-args is for mpirun; elastic mode runs over TCP, without MPI");
+      return bad(p, "-H/--hostfile name fixed hosts; in elastic mode --host-discovery-script names them");
+    if (!o.mpi_args.empty()) return bad(p, "--mpi-args is for mpirun; elastic mode runs over TCP, without MPI");
     el.np = o.np;
     if (!app.count("--min-np")) el.min_np = o.np;
     const std::string why = check_elastic_options(el);
-    if (!why.empty()) return bad(std::move(p), why);
+    if (!why.empty()) return bad(p, why);
     p.mode = HvdrunPlan::Mode::kElastic;
     return p;
   }
   for (const char* f : {"--min-np", "--max-np", "--elastic-timeout", "--reset-limit", "--blacklist-cooldown-range",
                         "--slots-per-host"})
-    if (app.count(f)) return bad(std::move(p), std::string(f) + " is for elastic mode: give --host-discovery-script too");
+    if (app.count(f)) return bad(p, std::string(f) + " is for elastic mode: give --host-discovery-script too");
   if (tcp) {
-    if (!o.hostfile.empty()) return bad(std::move(p), "--hostfile is for mpirun; with --tcp give -H host:slots,...");
-    if (!o.mpi_args.empty()) return bad(std::move(p), "--mpi-args is for mpirun; --tcp runs without MPI");
+    if (!o.hostfile.empty()) return bad(p, "--hostfile is for mpirun; with --tcp give -H host:slots,...");
+    if (!o.mpi_args.empty()) return bad(p, "--mpi-args is for mpirun; --tcp runs without MPI");
     p.mode = HvdrunPlan::Mode::kTcp;
     return p;
   }

@@ -115,6 +115,10 @@ TEST(HvdrunPlan, ModesAndRefusals) {
   EXPECT_NE(p.message.find("no command to run"), std::string::npos) << p.message;
   p = plan({"-np", "2", "--tcp", "--mpi-args", "-v", "prog"});
   EXPECT_NE(p.message.find("--mpi-args is for mpirun"), std::string::npos) << p.message;
+  // The message quotes the plan's own command (the fuzzer found it read after the plan
+  // was moved out: undefined behaviour under clang).
+  p = plan({"-p", "12345", "-np", "2", "prog"});
+  EXPECT_NE(p.message.find("unknown option '-p'"), std::string::npos) << p.message;
   p = plan({"--check-build"});
   EXPECT_EQ(p.exit_code, hvd::bench::kExitOk);
   EXPECT_NE(p.out.find("Available Controllers"), std::string::npos);
