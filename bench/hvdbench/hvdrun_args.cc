@@ -106,8 +106,11 @@ HvdrunPlan plan_hvdrun(int argc, const char* const* argv) {
   app.add_option("--rank-status-dir", p.rank_status_dir)->group("");
   ElasticOptions& el = p.elastic;
   add_elastic_flags(app, &el);
-  bool check_build = false;
-  app.add_flag("--check-build", check_build, "print the frameworks, controllers and tensor operations this build has");
+  bool check_build = false, version = false, mpi = false;
+  app.add_flag("--check-build", check_build,
+               "print the frameworks, controllers and tensor operations this build has (also -cb)");
+  app.add_flag("-v,--version", version, "print hvdrun's version");
+  app.add_flag("--mpi", mpi, "run the ranks under Open MPI's mpirun (the default without --tcp)");
   std::vector<std::string> args = normalise_args(argc, argv, &app);
   std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
   try {
@@ -122,6 +125,11 @@ HvdrunPlan plan_hvdrun(int argc, const char* const* argv) {
     p.out = check_build_text();
     return exit_with(p, kExitOk, "");
   }
+  if (version) {
+    p.out = std::string("hvdrun (hvd) ") + HVD_VERSION + "\n";
+    return exit_with(p, kExitOk, "");
+  }
+  if (mpi && tcp) return bad(p, "--mpi and --tcp/--gloo are exclusive: one controller runs the job");
   p.cmd = app.remaining();
   const std::vector<std::string>& cmd = p.cmd;
   if (cmd.empty()) return bad(p, "no command to run (e.g. hvdrun -np 2 python3 train.py; see --help)");

@@ -50,6 +50,21 @@ const std::vector<KnobFlag>& knob_flag_table() {
        "--calibrate's across-node links)",
        1, kInt64Max, "at least 1"},
       {"log_level", "--log-level", K::kText, Config::knob_doc("log_level")},
+      // horovodrun's spellings of the stall inspector's and the autotuner's knobs.
+      {"stall_check_disable", "--no-stall-check", K::kSwitch, "turn the stall inspector off"},
+      {"stall_check_time_s", "--stall-check-warning-time-seconds", K::kNumber,
+       "warn about tensors pending longer than this (default 60)", 1e-9, INFINITY, "a finite number > 0"},
+      {"stall_shutdown_time_s", "--stall-check-shutdown-time-seconds", K::kNumber,
+       "fail operations stalled longer than this (default 0: never)", 0, INFINITY, "a finite number >= 0"},
+      {"autotune_log", "--autotune-log-file", K::kText, "CSV log of the autotune samples (rank 0)"},
+      {"autotune_warmup_samples", "--autotune-warmup-samples", K::kCount, "autotune: samples discarded at start",
+       0, kInt64Max, ">= 0"},
+      {"autotune_steps_per_sample", "--autotune-steps-per-sample", K::kCount,
+       "autotune: cycles with allreduce work per sample", 1, kInt64Max, "at least 1"},
+      {"autotune_bayes_opt_max_samples", "--autotune-bayes-opt-max-samples", K::kCount,
+       "autotune: Bayesian samples of fusion threshold x cycle time", 1, kInt64Max, "at least 1"},
+      {"autotune_gaussian_process_noise", "--autotune-gaussian-process-noise", K::kNumber,
+       "autotune: Gaussian-process noise (scores standardised)", 1e-12, INFINITY, "a finite number > 0"},
   };
   return table;
 }

@@ -204,7 +204,7 @@ std::string check_collective_mode(const KnobFlags& k, Options* o) {
 
 void add_launch_flags(CLI::App& app, Options* o) {
   const char* where = "Launch (horovodrun-style)";
-  app.add_option("--np", o->np, "number of ranks (also spelled -np); default 1")->group(where);
+  app.add_option("--np,--num-proc", o->np, "number of ranks (also spelled -np); default 1")->group(where);
   app.add_option("-H,--hosts", o->hosts, "hosts and slots, e.g. host1:4,host2:4")->group(where);
   app.add_option("--hostfile", o->hostfile, "Open MPI hostfile")->group(where);
   app.add_option("--mpi-args", o->mpi_args, "extra arguments for mpirun (one string)")
@@ -219,8 +219,11 @@ std::vector<std::string> normalise_args(int argc, const char* const* argv, const
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (!in_command) {
+      // horovodrun's single-dash long names.
       if (a == "-np") a = "--np";
       else if (a.rfind("-np=", 0) == 0) a = "-" + a;
+      else if (a == "-hostfile") a = "--hostfile";
+      else if (a == "-cb") a = "--check-build";
       if (app && !a.empty() && a[0] == '-' && a.find('=') == std::string::npos) {
         const CLI::Option* opt = app->get_option_no_throw(a);
         if (opt && opt->get_type_size() != 0 && opt->get_expected_min() > 0 && i + 1 < argc) {  // its values

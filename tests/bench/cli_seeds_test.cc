@@ -119,6 +119,24 @@ TEST(HvdrunPlan, ModesAndRefusals) {
   // was moved out: undefined behaviour under clang).
   p = plan({"-p", "12345", "-np", "2", "prog"});
   EXPECT_NE(p.message.find("unknown option '-p'"), std::string::npos) << p.message;
+  // horovodrun's other spellings and flags.
+  p = plan({"--num-proc", "3", "-hostfile", "/nonexistent", "prog"});
+  EXPECT_NE(p.message.find("--hostfile: cannot read '/nonexistent'"), std::string::npos) << p.message;
+  p = plan({"--num-proc", "3", "--mpi", "--no-stall-check", "--stall-check-shutdown-time-seconds", "5",
+            "--autotune-log-file", "a.csv", "prog"});
+  EXPECT_EQ(p.mode, Plan::Mode::kMpi);
+  EXPECT_EQ(p.o.np, 3);
+  EXPECT_EQ(p.o.knob_env["HVD_STALL_CHECK_DISABLE"], "1");
+  EXPECT_EQ(p.o.knob_env["HVD_STALL_SHUTDOWN_TIME_SECONDS"], "5");
+  EXPECT_EQ(p.o.knob_env["HVD_AUTOTUNE_LOG"], "a.csv");
+  p = plan({"--mpi", "--tcp", "prog"});
+  EXPECT_NE(p.message.find("--mpi and --tcp/--gloo are exclusive"), std::string::npos) << p.message;
+  p = plan({"--autotune-steps-per-sample", "0", "prog"});
+  EXPECT_NE(p.message.find("--autotune-steps-per-sample must be at least 1"), std::string::npos) << p.message;
+  p = plan({"-v"});
+  EXPECT_NE(p.out.find("hvdrun (hvd) "), std::string::npos);
+  p = plan({"-cb"});
+  EXPECT_NE(p.out.find("Available Frameworks"), std::string::npos);
   p = plan({"--check-build"});
   EXPECT_EQ(p.exit_code, hvd::bench::kExitOk);
   EXPECT_NE(p.out.find("Available Controllers"), std::string::npos);
