@@ -13,6 +13,7 @@ class Checks:
         self.name = name
         self.count = 0
         self.failures = []
+        self.worst = {}  # dtype name -> largest |got - want| of close()'s float comparisons
 
     def ok(self, cond, what):
         self.count += 1
@@ -24,10 +25,13 @@ class Checks:
         if got.dtype == torch.bool or not (got.dtype.is_floating_point or got.dtype.is_complex):
             same = got.dtype == want.dtype and got.shape == want.shape and torch.equal(got, want)
         else:
+            wide = torch.complex128 if got.dtype.is_complex else torch.float64
             same = (got.dtype == want.dtype and got.shape == want.shape and
-                    torch.allclose(got.to(torch.complex128 if got.dtype.is_complex else torch.float64),
-                                   want.to(torch.complex128 if want.dtype.is_complex else torch.float64),
-                                   rtol=rtol, atol=atol))
+                    torch.allclose(got.to(wide), want.to(wide), rtol=rtol, atol=atol))
+            if got.shape == want.shape and got.numel() > 0:
+                d = (got.to(wide) - want.to(wide)).abs().max().item()
+                key = str(got.dtype).replace("torch.", "")
+                self.worst[key] = max(self.worst.get(key, 0.0), d)
         self.ok(same, f"{what}: got {got.dtype} {tuple(got.shape)} {str(got.flatten()[:6].tolist())[:120]}, "
                       f"want {want.dtype} {tuple(want.shape)} {str(want.flatten()[:6].tolist())[:120]}")
 
@@ -52,8 +56,15 @@ class Checks:
         """Agrees on the outcome (max over ranks), prints the summary, returns the exit code."""
         bad = hvd.allreduce(torch.tensor([len(self.failures)], dtype=torch.int64), op=hvd.Max,
                             name=f"{self.name}.outcome").item()
+        # The equivalence figure: the largest difference from the references per dtype, over
+        # the ranks (every rank compares the same dtypes).
+        keys = ["float64", "float32", "float16", "bfloat16", "complex128", "complex64"]
+        worst = hvd.allreduce(torch.tensor([self.worst.get(k, -1.0) for k in keys], dtype=torch.float64),
+                              op=hvd.Max, name=f"{self.name}.worst").tolist()
         if hvd.rank() == 0:
+            figures = ", ".join(f"{k} {w:.3g}" for k, w in zip(keys, worst) if w >= 0)
             print(f"{self.name} np={hvd.size()}: {self.count} checks on rank 0, "
-                  f"{'all passed' if bad == 0 else 'FAILED on some rank'}", flush=True)
+                  f"{'all passed' if bad == 0 else 'FAILED on some rank'}"
+                  + (f"; largest |difference| from the references: {figures}" if figures else ""), flush=True)
         hvd.shutdown()
         return 0 if bad == 0 else 1
