@@ -127,6 +127,10 @@ std::string Fabric::describe(const Op& op) const {
          peers_[static_cast<size_t>(op.peer)].name + ", tag " + std::to_string(op.tag) + ")";
 }
 
+// Messages up to this size are written by the thread that posts them when nothing is
+// queued before them (post_send); larger ones, and any behind a queue, go to the sender.
+constexpr size_t kInlineSendBytes = 64 << 10;
+
 void Fabric::finish(Op& op, Status s) {
   op.state = Op::State::kDone;
   op.status = std::move(s);
@@ -145,10 +149,22 @@ std::shared_ptr<Op> Fabric::post_send(int peer, uint64_t group, int tag, IoSpan 
     self_send(op);
     return op;
   }
-  std::lock_guard<std::mutex> lk(mu_);
+  std::unique_lock<std::mutex> lk(mu_);
   Peer& p = peers_[static_cast<size_t>(peer)];
   if (!p.lost.ok()) {
     finish(*op, Status::Aborted(describe(*op) + " failed: " + p.lost.message()));
+  } else if (p.sendq.empty() && !p.writing && !stop_ && op->bytes <= kInlineSendBytes) {
+    // Nothing ahead of it: the caller writes a small message itself, not the sender thread
+    // (a hand-off and a wake-up per message saved). The peer's reader thread always drains
+    // the socket, so the write does not wait on the peer's program.
+    p.writing = true;
+    op->state = Op::State::kActive;
+    lk.unlock();
+    Status s = write_message(peer, *op);
+    lk.lock();
+    p.writing = false;
+    finish(*op, s.ok() ? s : Status::Aborted(describe(*op) + " failed: " + s.message()));
+    if (!p.sendq.empty()) send_cv_.notify_all();
   } else {
     p.sendq.push_back(op);
     send_cv_.notify_all();
@@ -329,13 +345,16 @@ void Fabric::sender_loop(int peer) {
     std::shared_ptr<Op> op;
     {
       std::unique_lock<std::mutex> lk(mu_);
-      send_cv_.wait(lk, [&] { return stop_ || !p.sendq.empty(); });
+      send_cv_.wait(lk, [&] { return stop_ || (!p.sendq.empty() && !p.writing); });
       if (p.sendq.empty()) return;
+      if (p.writing) continue;  // stopping while a caller writes: take the rest after it
       op = p.sendq.front();
       op->state = Op::State::kActive;
+      p.writing = true;
     }
     Status s = write_message(peer, *op);
     std::lock_guard<std::mutex> lk(mu_);
+    p.writing = false;
     p.sendq.pop_front();
     finish(*op, s.ok() ? s : Status::Aborted(describe(*op) + " failed: " + s.message()));
   }

@@ -65,6 +65,7 @@ class Fabric {
     Fd fd;
     std::string name;
     std::deque<std::shared_ptr<Op>> sendq;
+    bool writing = false;  // a message is being written to the socket (sender or caller)
     Status lost;  // set when the connection closed or failed
     bool eof = false;
     std::thread reader, sender;
