@@ -90,10 +90,7 @@ void Controller::classify(const std::vector<RequestRef>& incoming, double now) {
     if (q.op == OpType::kJoin) joined_here_ = true;
     int bit = -1;
     auto hit = ResponseCache::Lookup::kMiss;
-    if (cache_on()) {
-      const OpSpec spec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale, q.average};
-      hit = cache_.lookup(*ref.name, spec, q.group_id, q.shape, &bit);
-    }
+    if (cache_on()) hit = cache_.lookup(*ref.name, q.spec(), q.group_id, q.shape, &bit);
     if (hit == ResponseCache::Lookup::kHit && !cached_pending_.count(bit)) {
       cached_pending_[bit] = CachedPending{ref, now};
       continue;
@@ -253,8 +250,8 @@ void Controller::remember(const std::vector<Response>& responses) {
   for (auto it = cached_pending_.begin(); it != cached_pending_.end();) {
     int bit = -1;
     const PendingOp& q = *it->second.ref.req;
-    const OpSpec spec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale, q.average};
-    if (cache_.lookup(*it->second.ref.name, spec, q.group_id, q.shape, &bit) == ResponseCache::Lookup::kHit && bit == it->first) {
+    if (cache_.lookup(*it->second.ref.name, q.spec(), q.group_id, q.shape, &bit) == ResponseCache::Lookup::kHit &&
+        bit == it->first) {
       ++it;
     } else {
       uncached_.push_back(it->second.ref.materialize());

@@ -46,7 +46,7 @@ const std::vector<int>& PendingOp::set_ranks() const {
 TensorRequest to_message(const std::string& name, const PendingOp& q, int rank) {
   TensorRequest m;
   m.rank = rank;
-  static_cast<OpSpec&>(m) = OpSpec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale, q.average};
+  static_cast<OpSpec&>(m) = q.spec();
   m.group_id = q.group_id;
   m.group_size = q.group_size;
   m.name = name;
@@ -66,7 +66,7 @@ TensorRequest RequestRef::materialize() const {
 void RequestRef::write(Writer& w) const {
   const PendingOp& q = *req;
   w.i32(rank);
-  write_spec(w, OpSpec{q.op, q.dtype, q.reduce_op, q.device, q.root, q.prescale, q.postscale, q.average});
+  write_spec(w, q.spec());
   w.i32(q.group_id);
   w.i32(q.group_size);
   w.str(*name);

@@ -49,6 +49,8 @@ struct PendingOp {
   explicit PendingOp(OpRequest&& q);
   /// Input bytes.
   size_t bytes() const { return static_cast<size_t>(num_elements(shape)) * dtype_size(dtype); }
+  /// The request's spec, as its TensorRequest would carry it.
+  OpSpec spec() const { return OpSpec{op, dtype, reduce_op, device, root, prescale, postscale, average}; }
   const std::vector<int64_t>& splits() const;
   const std::vector<int>& set_ranks() const;
 };

@@ -9,21 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_argv.h"
 #include "options.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::vector<std::string> args = {"hvdbench"};
-  std::string cur;
-  for (size_t i = 0; i < size; ++i) {
-    if (data[i] == 0) {
-      args.push_back(cur);
-      cur.clear();
-    } else {
-      cur.push_back(static_cast<char>(data[i]));
-    }
-  }
-  if (!cur.empty()) args.push_back(cur);
-  if (args.size() > 64) return 0;
+  const std::vector<std::string> args = hvd::bench::fuzz_argv("hvdbench", data, size);
+  if (args.empty()) return 0;
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   hvd::bench::Options o;

@@ -56,32 +56,30 @@ class ObjectState(_common.ObjectState):
         super().__init__(bcast_object=broadcast_object, get_rank=mpi_ops.rank, bcast_int=_bcast_int, **kwargs)
 
 
-class _ModelHandler:
-    def __init__(self, model):
-        self.value = model
+class _StateDictHandler:
+    """Keeps an object with state_dict()/load_state_dict() across resets: save() deep-copies
+    its state dict, restore() loads the copy back; sync() is the subclass's."""
+
+    def __init__(self, value):
+        self.value = value
         self.save()
 
     def save(self):
         self._saved = copy.deepcopy(self.value.state_dict())
 
     def restore(self):
-        self.value.load_state_dict(self._saved)
+        self.value.load_state_dict(copy.deepcopy(self._saved))
 
+
+class _ModelHandler(_StateDictHandler):
     def sync(self):
         broadcast_parameters(self.value.state_dict(), root_rank=0)
 
 
-class _OptimizerHandler:
-    def __init__(self, optimizer):
-        self.value = optimizer
-        self.save()
-
-    def save(self):
-        self._saved = copy.deepcopy(self.value.state_dict())
-
+class _OptimizerHandler(_StateDictHandler):
     def restore(self):
         self._drop_pending()
-        self.value.load_state_dict(self._saved)
+        super().restore()
 
     def sync(self):
         self._drop_pending()
@@ -172,17 +170,7 @@ class ElasticSampler(torch.utils.data.Sampler):
         return self.num_samples
 
 
-class _SamplerHandler:
-    def __init__(self, sampler):
-        self.value = sampler
-        self.save()
-
-    def save(self):
-        self._saved = copy.deepcopy(self.value.state_dict())
-
-    def restore(self):
-        self.value.load_state_dict(copy.deepcopy(self._saved))
-
+class _SamplerHandler(_StateDictHandler):
     def sync(self):
         # Every rank's processed indices, then rank 0's epoch with their union, everywhere.
         everyone = allgather_object(self.value.processed_indices, name="elastic.sampler.processed")

@@ -54,7 +54,8 @@ struct WaitPolicy {
   bool mpi_yields = false;
 };
 
-// Spins on `done` for up to 50 us without leaving the core; whether it became true.
+// Spins on `done` for up to 50 us without leaving the core (the clock read once per 64
+// polls); whether it became true.
 template <class Done>
 bool spin_briefly(Done done) {
   if (done()) return true;
@@ -70,20 +71,11 @@ bool spin_briefly(Done done) {
 // microseconds, and a sched_yield per poll costs more than the message itself); then, and
 // from the start on an oversubscribed host, it yields until 200 us (negotiation answers
 // usually arrive by then), then backs off with short sleeps so a waiting rank leaves the
-// core to its peers. The clock is read once per 64 polls while spinning.
+// core to its peers.
 template <class Done>
 bool poll_until(double deadline, WaitPolicy w, Done done) {
-  if (done()) return true;
+  if (w.spin && spin_briefly(done)) return true;  // (deadlines are seconds away, not 50 us)
   const double start = steady_seconds();
-  if (w.spin) {
-    for (int i = 1;; ++i) {
-      if (done()) return true;
-      if ((i & 63) != 0) continue;
-      const double now = steady_seconds();
-      if (now >= deadline) return false;
-      if (now - start >= 50e-6) break;
-    }
-  }
   double pause = 10e-6;
   while (!done()) {
     const double now = steady_seconds();

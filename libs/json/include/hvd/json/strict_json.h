@@ -1,8 +1,9 @@
 // The strict JSON parse of the project's input files: a SAX pass over the text that follows
 // the path of the value being read, bounds the nesting depth and rejects duplicate keys
 // (nlohmann keeps the last one silently), then nlohmann's parse of the document. Both are
-// checked before anything builds, copies or prints the document. The parser itself is iterative; the bound protects
-// what comes after (recursive walks, dump()) from a 100k-deep document.
+// checked before anything builds, copies or prints the document. The parser itself is
+// iterative; the bound protects what comes after (recursive walks, dump()) from a
+// 100k-deep document.
 //
 // The callers word their own messages: a trace's "tensors[3].elements: duplicate key ..."
 // (libs/workloads) and a scenario's "cluster: key "gpu" appears twice ..." (simulator) come
