@@ -60,14 +60,37 @@ TEST(NcclModel, NvidiaReferenceBusBandwidths) {
   check("4 x DGX H100, 8 x NDR 400G, ring", busbw(machine(dgx("H100", 4, 400), 32), NcclColl::kAllreduce, s, "ring"), 380, 0.10);
   check("2 x 8 H100, one 400G NIC each, ring", busbw(machine(dgx("H100", 2, 400, "per_server"), 16), NcclColl::kAllreduce, s, "ring"), 48, 0.10);
   check("2 x 8 A100, one 200G NIC each, ring", busbw(machine(dgx("A100", 2, 200, "per_server"), 16), NcclColl::kAllreduce, s, "ring"), 24, 0.10);
+  // With InfiniBand SHARP NCCL runs NVLS across nodes; printed as a gap (docs/nccl_model.md).
+  ClusterSpec sharp = dgx("H100", 4, 400);
+  sharp.network.sharp = true;
+  NcclCall c;
+  const double sharp_bw = busbw(machine(sharp, 32), NcclColl::kAllreduce, s, "auto", &c);
+  EXPECT_EQ(c.algo, NcclAlgo::kNvls);
+  check("4 x DGX H100 + SHARP, auto (nvls)", sharp_bw, 480, -1);
   ClusterSpec tcp = dgx("A100", 2, 100, "per_server");
   tcp.network.protocol = "tcp";
   check("2 x 8 A100, one 100GbE NIC, TCP sockets", busbw(machine(tcp, 16), NcclColl::kAllreduce, s, "ring"), 10, 0.10);
 }
 
+// The clock's NVSwitch step and per-call cost come from this series (nccl-tests on a DGX
+// A100, NCCL_ALGO=Ring, one channel, LL, 8-128 B; NVIDIA/nccl-tests#123): the line through it
+// stays within 0.7 us of every point.
+TEST(NcclModel, SwitchStepFromDgxA100Latencies) {
+  const double measured_us[] = {10.0, 13.76, 16.88, 20.8, 25.2, 29.5, 33.7};
+  for (int gpus = 2; gpus <= 8; ++gpus) {
+    const NcclCall c = nccl_call(machine(dgx("A100", 1, 200), gpus), NcclColl::kAllreduce, 128, "ring");
+    char what[64];
+    std::snprintf(what, sizeof what, "A100 x%d ring 128 B time us (%s)", gpus, nccl_proto_name(c.proto));
+    EXPECT_EQ(c.proto, NcclProto::kLL);
+    const double want = measured_us[gpus - 2];
+    check(what, c.seconds * 1e6, want, 0.7 / want);
+  }
+}
+
 // One node of 8 H100 SXM, NCCL 2.26.2, NCCL_ALGO=Ring, out of place (together-nccl-tests):
-// within 10 % from 16 MiB. Below that NCCL's tuner, which the model follows, is not NCCL's
-// clock: 1-8 MiB and the flat small-message time (35 us) are printed as gaps.
+// within 10 % from 1 MiB and the flat small-message time (35 us) within 30 %, none of it
+// fitted. 2 MiB is printed as a gap: NCCL's tuner, which the model follows, still takes LL
+// there, and the published curve (2 MiB faster than 1 MiB) shows NCCL had left LL by then.
 TEST(NcclModel, OneNodeH100RingCurve) {
   const NcclMachine m = machine(dgx("H100", 1, 400), 8);
   const double pub[][2] = {{1 * kMiB, 39.4},   {2 * kMiB, 87.3},   {4 * kMiB, 138.3},  {8 * kMiB, 182.4},
@@ -79,13 +102,13 @@ TEST(NcclModel, OneNodeH100RingCurve) {
     const double got = busbw(m, NcclColl::kAllreduce, bytes, "ring", &c);
     char what[64];
     std::snprintf(what, sizeof what, "H100 x8 ring %6.0f MiB (%s)", bytes / kMiB, nccl_proto_name(c.proto));
-    check(what, got, gbps, bytes >= 16 * kMiB ? 0.10 : -1);
+    check(what, got, gbps, bytes == 2 * kMiB ? -1 : 0.10);
   }
   for (double bytes : {8.0, 1024.0, 64 * kKiB, 256 * kKiB}) {
     const NcclCall c = nccl_call(m, NcclColl::kAllreduce, static_cast<size_t>(bytes), "ring");
     char what[64];
     std::snprintf(what, sizeof what, "H100 x8 ring %6.0f B time us (%s)", bytes, nccl_proto_name(c.proto));
-    check(what, c.seconds * 1e6, 35, -1);
+    check(what, c.seconds * 1e6, 35, 0.30);
   }
 }
 
@@ -116,16 +139,21 @@ TEST(NcclModel, AutoPicksAsNcclDoes) {
   EXPECT_FALSE(nccl_call(machine(dgx("H100", 1, 400), 8), NcclColl::kBroadcast, 1 << 20, "tree").ok);
 }
 
-// Bigger messages never take less time; more ranks never raise a ring's bus bandwidth.
+// Under one algorithm and protocol a bigger message never takes less time (across a switch
+// of protocol it may: NCCL's own curve does at 1-2 MiB); more ranks never raise a ring's bus
+// bandwidth.
 TEST(NcclModel, TimeGrowsWithSizeAndRanks) {
   for (const char* gpu : {"A100", "H100"}) {
-    const NcclMachine m = machine(dgx(gpu, 16, 400), 128);
-    for (int c = 0; c < 5; ++c) {
-      double last = 0;
-      for (double b = 8; b <= 16 * kGiB; b *= 4) {
-        const double t = nccl_call(m, static_cast<NcclColl>(c), static_cast<size_t>(b)).seconds;
-        EXPECT_GE(t, last) << gpu << " " << nccl_coll_name(static_cast<NcclColl>(c)) << " " << b;
-        last = t;
+    for (int nodes : {1, 16}) {
+      const NcclMachine m = machine(dgx(gpu, nodes, 400), nodes * 8);
+      for (int c = 0; c < 5; ++c) {
+        NcclCall last;
+        for (double b = 8; b <= 16 * kGiB; b *= 2) {
+          const NcclCall call = nccl_call(m, static_cast<NcclColl>(c), static_cast<size_t>(b));
+          if (last.ok && call.algo == last.algo && call.proto == last.proto && call.channels == last.channels)
+            EXPECT_GE(call.seconds, last.seconds) << gpu << " " << nccl_coll_name(static_cast<NcclColl>(c)) << " " << b;
+          last = call;
+        }
       }
     }
   }

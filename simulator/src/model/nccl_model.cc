@@ -1,7 +1,8 @@
 // NCCL 2.26's tuner (src/graph/tuning.cc), its topology search's channel counts
 // (src/graph/search.cc) and its per-call channel choice (src/enqueue.cc), over the links of a
-// modelled machine. Every constant below is NCCL's, quoted with its source line in
-// ../shared/reference/nccl-facts.json; docs/nccl_model.md says where the model departs.
+// modelled machine, and the clock the chosen call runs on. Every tuner constant below is
+// NCCL's, quoted with its source line in ../shared/reference/nccl-facts.json; the clock's two
+// are measured (kSwitchStepUs); docs/nccl_model.md says where the model departs.
 #include "hvd/sim/nccl_model.h"
 
 #include <algorithm>
@@ -40,6 +41,15 @@ constexpr double kSpeedInter[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0
                                   7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 constexpr double kSpeedInterSm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                       15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+// The clock, where it departs from the tuner (docs/nccl_model.md, "The clock"): a step of a
+// ring or a tree through NVSwitch costs one store crossing the switch and the receiver seeing
+// its flag. Measured by nccl-tests on a DGX A100 (NVIDIA/nccl-tests#123: NCCL_ALGO=Ring,
+// one channel, LL, 8-128 B, 2 to 8 GPUs: 10.0, 13.76, 16.88, 20.8, 25.2, 29.5, 33.7 us):
+// a least-squares line over the 2(n-1) steps gives 1.98 us per step and 5.56 us per call
+// (residuals under 0.61 us). LL and LL128 carry their flag in the data line: one transit
+// a step; Simple writes its data, fences, then writes the flag: two.
+constexpr double kSwitchStepUs = 1.98;
+constexpr double kKernelFixedUs = 5.56;
 // NVLink per link as NCCL counts it (topo.h L13-L34), by generation.
 double nvlink_per_link(int arch) { return arch >= 90 ? 20.6 : arch >= 70 ? 20.0 : 18.0; }
 
@@ -151,8 +161,11 @@ double nccl_bus_factor(NcclColl coll, int n) {
 
 namespace {
 
-// The tuner's estimate in us for one (algorithm, protocol), or < 0 where it cannot run.
-double tuner_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p) {
+// The tuner's estimate in us for one (algorithm, protocol), or < 0 where it cannot run. With
+// `clock`, the time the call takes: the same bandwidths, but ring and tree steps through
+// NVSwitch priced at their measured transit (kSwitchStepUs) and a fixed cost per call
+// (kKernelFixedUs) in place of the tuner's base latency.
+double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p, bool clock) {
   const int n = m.ranks(), nodes = m.nodes, ppn = m.ranks_per_node;
   if (n == 1) return a == kRing ? 0 : -1;
   const bool ar = coll == NcclColl::kAllreduce, bcast = coll == NcclColl::kBroadcast;
@@ -192,12 +205,13 @@ double tuner_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int 
   const double alg = bus * (a == kRing ? static_cast<double>(n) / nsteps : (a == kNvls || a == kNvlsTree) ? 5.0 / 6.0 : 0.5);
   // Latency.
   const auto& intra_hw = m.nvlink > 0 ? kHwLatNvlink : kHwLatPci;
-  const double intra = intra_hw[a][p];
+  const bool switch_clock = clock && m.nvswitch && (a == kRing || a == kTree);
+  const double intra = switch_clock ? kSwitchStepUs * (p == kSimple ? 2 : 1) : intra_hw[a][p];
   const double inter = (ppn == 1 ? kHwLatNet[kTree][p] : kHwLatNet[a][p]);
   const double overhead = nodes > 1 ? (m.amd_cpu ? 2.0 : 1.0) * (p == kSimple ? 3 : 1) : 0;
-  double lat = kBaseLat[a][p];
+  double lat = switch_clock ? kKernelFixedUs : kBaseLat[a][p];
   if (a == kRing && bcast) {
-    lat += (nodes > 1 ? kHwLatNet : intra_hw)[kRing][p];  // one ring order for every channel
+    lat += nodes > 1 ? kHwLatNet[kRing][p] : switch_clock ? intra : intra_hw[kRing][p];  // one ring order for every channel
   } else if (a == kRing) {
     const int inter_steps = nodes == 1 ? 0 : ar ? 2 * (nodes - 1) : nodes - 1;
     lat += (nsteps - inter_steps) * std::max(intra, overhead) + inter_steps * inter;
@@ -242,7 +256,8 @@ double alltoall_us(const NcclMachine& m, double bytes) {
   const double nic_bw = std::min(m.pcie, m.nic) * m.nics_per_node / ppn;
   const double t_intra = per_peer * (ppn - 1) / (1000.0 * intra_bw);
   const double t_inter = per_peer * (n - ppn) / (1000.0 * nic_bw);
-  const double lat = kBaseLat[kRing][kSimple] + (m.nodes > 1 ? kHwLatNet[kRing][kSimple] : kHwLatNvlink[kRing][kSimple]);
+  const double nvlink_lat = m.nvswitch ? kKernelFixedUs + 2 * kSwitchStepUs : kBaseLat[kRing][kSimple] + kHwLatNvlink[kRing][kSimple];
+  const double lat = m.nodes > 1 ? kBaseLat[kRing][kSimple] + kHwLatNet[kRing][kSimple] : nvlink_lat;
   return lat + std::max(t_intra, t_inter);
 }
 
@@ -253,12 +268,13 @@ NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::
   const double bytes = static_cast<double>(size);
   if (coll == NcclColl::kAlltoall) {
     best.tuner_us = alltoall_us(m, bytes);
-    best.seconds = m.launch_s + best.tuner_us * 1e-6;
+    best.seconds = std::max(m.launch_s, best.tuner_us * 1e-6);
     best.channels = nccl_ring_graph(m).channels * 2;
     best.ok = algo == "auto" || algo == "ring";
     return best;
   }
   double t_best = std::numeric_limits<double>::infinity();
+  int best_a = -1, best_p = -1;
   const int algos[] = {kTree, kRing, kCollnet, kNvls, kNvlsTree};
   for (int a : algos) {
     const NcclAlgo name = a == kTree      ? NcclAlgo::kTree
@@ -268,9 +284,11 @@ NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::
                                           : NcclAlgo::kNvlsTree;
     if (algo != "auto" && algo != nccl_algo_name(name)) continue;
     for (int p = kLL; p <= kSimple; ++p) {
-      const double t = tuner_time(m, coll, bytes, a, p);
+      const double t = algo_time(m, coll, bytes, a, p, false);
       if (t < 0 || t >= t_best) continue;
       t_best = t;
+      best_a = a;
+      best_p = p;
       best.algo = name;
       best.proto = static_cast<NcclProto>(p);
       best.tuner_us = t;
@@ -279,7 +297,10 @@ NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::
       best.ok = true;
     }
   }
-  best.seconds = best.ok ? m.launch_s + best.tuner_us * 1e-6 : 0;
+  // NCCL chooses by its tuner; the call takes the clock's time. Calls issued back to back (as
+  // nccl-tests and a training step issue them) overlap a launch with the kernel before it:
+  // a call costs its kernel, and never less than the launch floor.
+  if (best.ok) best.seconds = std::max(m.launch_s, algo_time(m, coll, bytes, best_a, best_p, true) * 1e-6);
   return best;
 }
 

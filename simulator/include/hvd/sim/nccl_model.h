@@ -1,9 +1,10 @@
 // NCCL's data path on a modelled machine: which algorithm and protocol NCCL 2.26 picks for a
-// collective, how many channels it runs, and how long the call takes, as NCCL's own tuner
-// computes it (src/graph/tuning.cc, search.cc, enqueue.cc of NVIDIA/nccl v2.26.6-1) from the
-// machine's links, plus the per-call floor its tuner leaves out (the kernel launch). The
-// links come from the scenario's cluster; NCCL's constants and where each departure from
-// NCCL lies are in docs/nccl_model.md.
+// collective, as NCCL's own tuner picks it (src/graph/tuning.cc, search.cc, enqueue.cc of
+// NVIDIA/nccl v2.26.6-1) from the machine's links, how many channels it runs, and how long
+// the call takes on the model's clock: the tuner's bandwidths, steps through NVSwitch and the
+// per-call cost as measured by nccl-tests, the kernel launch as a floor. The links come from
+// the scenario's cluster; the constants, their sources and where the model departs from
+// NCCL are in docs/nccl_model.md.
 #pragma once
 
 #include <cstddef>
@@ -43,8 +44,8 @@ struct NcclMachine {
   int nics_per_node = 1;     ///< NICs a node's channels use (rails)
   bool amd_cpu = false;      ///< AMD hosts (NCCL's network overhead and LL caps differ)
   bool collnet = false;      ///< in-network reduction on the fabric (InfiniBand SHARP)
-  double launch_s = 6e-6;    ///< per-call floor outside the tuner: kernel launch and the
-                             ///< completion the caller waits for
+  double launch_s = 6e-6;    ///< per-call floor: a call cannot be issued faster than one
+                             ///< kernel launch (it overlaps the kernel before it)
   int ranks() const { return nodes * ranks_per_node; }
 };
 
@@ -64,7 +65,7 @@ NcclGraph nccl_nvls_graph(const NcclMachine& m);
 struct NcclCall {
   NcclAlgo algo = NcclAlgo::kRing;
   NcclProto proto = NcclProto::kSimple;
-  double seconds = 0;   ///< the call, launch included
+  double seconds = 0;   ///< the call on the model's clock (never below the launch floor)
   double tuner_us = 0;  ///< NCCL's own estimate (no launch)
   int channels = 0;     ///< channels the call uses
   bool ok = false;      ///< false: no enabled algorithm can run it
