@@ -40,7 +40,9 @@ void check(const char* what, double model, double published, double tolerance) {
   const double err = model / published - 1;
   std::printf("%-44s model %7.1f  published %7.1f  %+6.1f %%%s\n", what, model, published, 100 * err,
               tolerance < 0 ? "  (gap)" : "");
-  if (tolerance >= 0) EXPECT_LE(std::fabs(err), tolerance) << what;
+  if (tolerance >= 0) {
+    EXPECT_LE(std::fabs(err), tolerance) << what;
+  }
 }
 
 NcclMachine machine(const ClusterSpec& c, int np) {
@@ -150,8 +152,9 @@ TEST(NcclModel, TimeGrowsWithSizeAndRanks) {
         NcclCall last;
         for (double b = 8; b <= 16 * kGiB; b *= 2) {
           const NcclCall call = nccl_call(m, static_cast<NcclColl>(c), static_cast<size_t>(b));
-          if (last.ok && call.algo == last.algo && call.proto == last.proto && call.channels == last.channels)
+          if (last.ok && call.algo == last.algo && call.proto == last.proto && call.channels == last.channels) {
             EXPECT_GE(call.seconds, last.seconds) << gpu << " " << nccl_coll_name(static_cast<NcclColl>(c)) << " " << b;
+          }
           last = call;
         }
       }
