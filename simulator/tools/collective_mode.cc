@@ -32,7 +32,7 @@ void print(const Scenario& sc, const CollectiveArgs& a, NcclColl coll, const Ncc
   const bool reduces = coll == NcclColl::kAllreduce || coll == NcclColl::kReducescatter;
   std::printf("# hvdsim --collective %s: %s, %d ranks (%d nodes x %d), float32%s\n", a.collective.c_str(),
               sc.source.c_str(), np, m.nodes, m.ranks_per_node, reduces ? " sum" : "");
-  std::printf("# raw: NCCL as its tuner picks and times it (NCCL_ALGO %s, docs/nccl_model.md)", algo.c_str());
+  std::printf("# raw: NCCL as its tuner picks it, on the model's clock (NCCL_ALGO %s, docs/nccl_model.md)", algo.c_str());
   if (a.raw_only) std::printf("\n");
   else std::printf("; hvd: the runtime API, %d iterations after %d, slowest rank\n", a.iters, a.warmup);
   std::printf("# %11s %12s %6s %6s %5s  %10s %8s %8s %-14s %3s", "size (B)", "count", "type", "redop", "root",
