@@ -2,7 +2,7 @@
 // (src/graph/search.cc) and its per-call channel choice (src/enqueue.cc), over the links of a
 // modelled machine, and the clock the chosen call runs on. Every tuner constant below is
 // NCCL's, quoted with its source line in ../shared/reference/nccl-facts.json; the clock's two
-// are measured (kSwitchStepUs); docs/nccl_model.md says where the model departs.
+// (kSwitchStepUs, kKernelFixedUs) are measured; docs/nccl_model.md says where the model departs.
 #include "hvd/sim/nccl_model.h"
 
 #include <algorithm>
@@ -211,7 +211,7 @@ double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p
   const double overhead = nodes > 1 ? (m.amd_cpu ? 2.0 : 1.0) * (p == kSimple ? 3 : 1) : 0;
   double lat = switch_clock ? kKernelFixedUs : kBaseLat[a][p];
   if (a == kRing && bcast) {
-    lat += nodes > 1 ? kHwLatNet[kRing][p] : switch_clock ? intra : intra_hw[kRing][p];  // one ring order for every channel
+    lat += nodes > 1 ? kHwLatNet[kRing][p] : intra;  // one ring order for every channel
   } else if (a == kRing) {
     const int inter_steps = nodes == 1 ? 0 : ar ? 2 * (nodes - 1) : nodes - 1;
     lat += (nsteps - inter_steps) * std::max(intra, overhead) + inter_steps * inter;
@@ -274,7 +274,7 @@ NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::
     return best;
   }
   double t_best = std::numeric_limits<double>::infinity();
-  int best_a = -1, best_p = -1;
+  int best_a = -1;
   const int algos[] = {kTree, kRing, kCollnet, kNvls, kNvlsTree};
   for (int a : algos) {
     const NcclAlgo name = a == kTree      ? NcclAlgo::kTree
@@ -288,7 +288,6 @@ NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::
       if (t < 0 || t >= t_best) continue;
       t_best = t;
       best_a = a;
-      best_p = p;
       best.algo = name;
       best.proto = static_cast<NcclProto>(p);
       best.tuner_us = t;
@@ -300,7 +299,7 @@ NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::
   // NCCL chooses by its tuner; the call takes the clock's time. Calls issued back to back (as
   // nccl-tests and a training step issue them) overlap a launch with the kernel before it:
   // a call costs its kernel, and never less than the launch floor.
-  if (best.ok) best.seconds = std::max(m.launch_s, algo_time(m, coll, bytes, best_a, best_p, true) * 1e-6);
+  if (best.ok) best.seconds = std::max(m.launch_s, algo_time(m, coll, bytes, best_a, static_cast<int>(best.proto), true) * 1e-6);
   return best;
 }
 
