@@ -27,12 +27,13 @@ std::string algorithm(const NcclCall& c, NcclColl coll) {
 }
 
 void print(const Scenario& sc, const CollectiveArgs& a, NcclColl coll, const NcclMachine& m, const std::vector<Row>& rows,
-           const std::string& algo) {
+           const std::string& algo, const std::string& proto) {
   const int np = m.ranks();
   const bool reduces = coll == NcclColl::kAllreduce || coll == NcclColl::kReducescatter;
   std::printf("# hvdsim --collective %s: %s, %d ranks (%d nodes x %d), float32%s\n", a.collective.c_str(),
               sc.source.c_str(), np, m.nodes, m.ranks_per_node, reduces ? " sum" : "");
-  std::printf("# raw: NCCL as its tuner picks it, on the model's clock (NCCL_ALGO %s, docs/nccl_model.md)", algo.c_str());
+  std::printf("# raw: NCCL as its tuner picks it, on the model's clock (NCCL_ALGO %s, NCCL_PROTO %s, docs/nccl_model.md)",
+              algo.c_str(), proto.c_str());
   if (a.raw_only) std::printf("\n");
   else std::printf("; hvd: the runtime API, %d iterations after %d, slowest rank\n", a.iters, a.warmup);
   std::printf("# %11s %12s %6s %6s %5s  %10s %8s %8s %-14s %3s", "size (B)", "count", "type", "redop", "root",
@@ -53,10 +54,11 @@ void print(const Scenario& sc, const CollectiveArgs& a, NcclColl coll, const Ncc
 
 // {"collective", "np", "rows": [{"bytes", "hvd": {...}, "raw": {...}}]} and the CSV beside it.
 Status write_report(const std::string& path, const Scenario& sc, const CollectiveArgs& a, NcclColl coll,
-                    const NcclMachine& m, const std::vector<Row>& rows, const std::string& algo) {
+                    const NcclMachine& m, const std::vector<Row>& rows, const std::string& algo,
+                    const std::string& proto) {
   const double f = nccl_bus_factor(coll, m.ranks());
   nlohmann::json j = {{"collective", a.collective}, {"np", m.ranks()}, {"nodes", m.nodes},
-                      {"scenario", sc.source}, {"nccl_algo", algo}, {"rows", nlohmann::json::array()}};
+                      {"scenario", sc.source}, {"nccl_algo", algo}, {"nccl_proto", proto}, {"rows", nlohmann::json::array()}};
   std::ostringstream csv;
   csv << "bytes,count,raw_time_s,raw_algbw_gbps,raw_busbw_gbps,algorithm,protocol,channels,hvd_time_s,hvd_algbw_gbps,hvd_busbw_gbps\n";
   for (const Row& r : rows) {
@@ -104,10 +106,12 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     std::cerr << "hvdsim: " << machine.status().message() << "\n";
     return 2;
   }
-  if (!nccl_call(*machine, coll, 1 << 20, pt.nccl_algo).ok) {
-    std::cerr << "hvdsim: runtime.nccl_algo: " << pt.nccl_algo << " cannot run " << a.collective << " on this machine ("
-              << machine->nodes << " nodes; nvls needs NVSwitch with NVLink SHARP, collnet cluster.network.sharp and "
-              << "several nodes, tree and nvls_tree allreduce only)\n";
+  if (!nccl_call(*machine, coll, 1 << 20, pt.nccl_algo, pt.nccl_proto).ok) {
+    std::cerr << "hvdsim: runtime.nccl_algo: " << pt.nccl_algo
+              << (pt.nccl_proto != "auto" ? " with runtime.nccl_proto " + pt.nccl_proto : std::string())
+              << " cannot run " << a.collective << " on this machine (" << machine->nodes
+              << " nodes; nvls needs NVSwitch with NVLink SHARP, collnet cluster.network.sharp and "
+              << "several nodes, tree and nvls_tree allreduce only, nvls, nvls_tree, collnet and alltoall Simple only)\n";
     return 2;
   }
   // As hvdbench's collective mode: event-driven cycle unless the scenario sets one.
@@ -123,7 +127,7 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     Row r;
     r.count = sweep_count(coll, s, np);
     r.bytes = r.count * 4;
-    r.raw = nccl_call(*machine, coll, static_cast<size_t>(r.bytes), pt.nccl_algo);
+    r.raw = nccl_call(*machine, coll, static_cast<size_t>(r.bytes), pt.nccl_algo, pt.nccl_proto);
     rows.push_back(r);
   }
   if (!a.raw_only) {
@@ -135,9 +139,9 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     }
     for (size_t i = 0; i < rows.size() && i < pts.size(); ++i) rows[i].hvd_s = pts[i].seconds;
   }
-  print(sc, a, coll, *machine, rows, pt.nccl_algo);
+  print(sc, a, coll, *machine, rows, pt.nccl_algo, pt.nccl_proto);
   if (!a.report_path.empty()) {
-    if (Status s = write_report(a.report_path, sc, a, coll, *machine, rows, pt.nccl_algo); !s.ok()) {
+    if (Status s = write_report(a.report_path, sc, a, coll, *machine, rows, pt.nccl_algo, pt.nccl_proto); !s.ok()) {
       std::cerr << "hvdsim: " << s.message() << "\n";
       return 1;
     }

@@ -67,6 +67,12 @@ TEST(CollectiveMode, NcclAlgoAndRawOnly) {
   ASSERT_EQ(run_hvdsim(kH100 + " -q --set cluster.nodes=1 --set runtime.nccl_algo=ring --collective allreduce -b 1G -e 1G --raw-only",
                        &err, &out), 0) << err;
   EXPECT_NE(out.find("ring/Simple"), std::string::npos) << out;
+  // NCCL_PROTO: the ring on LL128 at 1 GiB, named in the header.
+  ASSERT_EQ(run_hvdsim(kH100 + " -q --set cluster.nodes=1 --set runtime.nccl_algo=ring --set runtime.nccl_proto=LL128"
+                               " --collective allreduce -b 1G -e 1G --raw-only",
+                       &err, &out), 0) << err;
+  EXPECT_NE(out.find("ring/LL128"), std::string::npos) << out;
+  EXPECT_NE(out.find("NCCL_PROTO LL128"), std::string::npos) << out;
 }
 
 // A flag the mode does not use, an algorithm that cannot run, a bad scenario value: one line,
@@ -87,6 +93,9 @@ TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
       {one + " --set runtime.nccl_algo=collnet --collective allreduce", "hvdsim: runtime.nccl_algo: collnet cannot run allreduce"},
       {one + " --set runtime.nccl_algo=tree --collective broadcast", "hvdsim: runtime.nccl_algo: tree cannot run broadcast"},
       {one + " --set runtime.nccl_algo=fast", "runtime.nccl_algo: \"fast\" is not one of auto, ring, tree, nvls, nvls_tree, collnet"},
+      {one + " --set runtime.nccl_proto=LL128 --collective alltoall", "hvdsim: runtime.nccl_algo: auto with runtime.nccl_proto LL128 cannot run alltoall"},
+      {one + " --set runtime.nccl_algo=nvls --set runtime.nccl_proto=LL --collective allreduce", "hvdsim: runtime.nccl_algo: nvls with runtime.nccl_proto LL cannot run allreduce"},
+      {one + " --set runtime.nccl_proto=LL256", "runtime.nccl_proto: \"LL256\" is not one of auto, LL, LL128, Simple"},
       {one + " --set runtime.gpu_operations=mpi", "runtime.gpu_operations: \"mpi\" is not \"nccl\""},
       {one + " --set cluster.host_cpu=arm", "cluster.host_cpu"},
       {one + " --set cluster.network.sharp=yes", "cluster.network.sharp"},

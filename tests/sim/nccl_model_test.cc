@@ -27,8 +27,9 @@ ClusterSpec dgx(const std::string& gpu, int nodes, double nic_gbps, const std::s
 }
 
 // nccl-tests' bus bandwidth of one call, GB/s.
-double busbw(const NcclMachine& m, NcclColl coll, double bytes, const std::string& algo, NcclCall* out = nullptr) {
-  const NcclCall c = nccl_call(m, coll, static_cast<size_t>(bytes), algo);
+double busbw(const NcclMachine& m, NcclColl coll, double bytes, const std::string& algo, NcclCall* out = nullptr,
+             const std::string& proto = "auto") {
+  const NcclCall c = nccl_call(m, coll, static_cast<size_t>(bytes), algo, proto);
   if (out) *out = c;
   EXPECT_TRUE(c.ok) << algo;
   return bytes / c.seconds / 1e9 * nccl_bus_factor(coll, m.ranks());
@@ -62,13 +63,14 @@ TEST(NcclModel, NvidiaReferenceBusBandwidths) {
   check("4 x DGX H100, 8 x NDR 400G, ring", busbw(machine(dgx("H100", 4, 400), 32), NcclColl::kAllreduce, s, "ring"), 380, 0.10);
   check("2 x 8 H100, one 400G NIC each, ring", busbw(machine(dgx("H100", 2, 400, "per_server"), 16), NcclColl::kAllreduce, s, "ring"), 48, 0.10);
   check("2 x 8 A100, one 200G NIC each, ring", busbw(machine(dgx("A100", 2, 200, "per_server"), 16), NcclColl::kAllreduce, s, "ring"), 24, 0.10);
-  // With InfiniBand SHARP NCCL runs NVLS across nodes; printed as a gap (docs/nccl_model.md).
+  // With InfiniBand SHARP NCCL runs NVLS across nodes, at the share of the one-node NVLS rate
+  // measured on two nodes of NVLS tree (NvlsAcrossNodesFromTwoNodeNvlsTree): not set from this point.
   ClusterSpec sharp = dgx("H100", 4, 400);
   sharp.network.sharp = true;
   NcclCall c;
   const double sharp_bw = busbw(machine(sharp, 32), NcclColl::kAllreduce, s, "auto", &c);
   EXPECT_EQ(c.algo, NcclAlgo::kNvls);
-  check("4 x DGX H100 + SHARP, auto (nvls)", sharp_bw, 480, -1);
+  check("4 x DGX H100 + SHARP, auto (nvls)", sharp_bw, 480, 0.10);
   ClusterSpec tcp = dgx("A100", 2, 100, "per_server");
   tcp.network.protocol = "tcp";
   check("2 x 8 A100, one 100GbE NIC, TCP sockets", busbw(machine(tcp, 16), NcclColl::kAllreduce, s, "ring"), 10, 0.10);
@@ -165,6 +167,74 @@ TEST(NcclModel, TimeGrowsWithSizeAndRanks) {
     const double b = busbw(machine(dgx("H100", nodes, 400), nodes * 8), NcclColl::kAllreduce, kGiB, "ring");
     EXPECT_LE(b, last * 1.0001) << nodes;
     last = b;
+  }
+}
+
+// NVLS with a network below it: nccl-tests on 2 x 8 H100 SXM, 8 x 400G InfiniBand, NCCL 2.26.2,
+// default algorithm (NVLS tree), busbw GB/s (NVIDIA/nccl-tests#309). The 8 GiB point gives the
+// clock's share of the one-node NVLS rate (kNvlsNetworkShare); 1 GiB and above are asserted
+// within 10 %; below, NVLS tree's chunk pipeline (not modelled) leaves the model fast: printed.
+TEST(NcclModel, NvlsAcrossNodesFromTwoNodeNvlsTree) {
+  const NcclMachine m = machine(dgx("H100", 2, 400), 16);
+  const struct { double bytes, published; } pts[] = {{1 * kMiB, 27.33},   {4 * kMiB, 83.33},   {16 * kMiB, 169.67},
+                                                     {64 * kMiB, 269.98}, {256 * kMiB, 392.35}, {1 * kGiB, 448.90},
+                                                     {8 * kGiB, 468.46}};
+  for (const auto& p : pts) {
+    NcclCall c;
+    const double bw = busbw(m, NcclColl::kAllreduce, p.bytes, "auto", &c);
+    EXPECT_EQ(c.algo, NcclAlgo::kNvlsTree) << p.bytes;
+    char what[64];
+    std::snprintf(what, sizeof what, "2 x DGX H100 NVLS tree %6.0f MiB", p.bytes / kMiB);
+    check(what, bw, p.published, p.bytes >= kGiB ? 0.10 : -1);
+  }
+  // The share is the clock's only: NCCL's choice (the tuner) does not see it, and one node's
+  // NVLS keeps its rate.
+  const NcclMachine one = machine(dgx("H100", 1, 400), 8);
+  EXPECT_NEAR(busbw(one, NcclColl::kAllreduce, 4 * kGiB, "nvls"), 480, 48);
+}
+
+// NCCL_PROTO: runtime.nccl_proto forces the protocol as NCCL_PROTO does, inside the algorithms
+// NCCL_ALGO leaves; the NVLS family and alltoall run Simple only.
+TEST(NcclModel, ProtocolForcedAsNcclProtoDoes) {
+  const NcclMachine m = machine(dgx("H100", 4, 400), 32);
+  for (const char* proto : {"LL", "LL128", "Simple", "ll128", "simple"}) {
+    NcclCall c;
+    busbw(m, NcclColl::kAllreduce, 64 * kMiB, "ring", &c, proto);
+    EXPECT_TRUE(nccl_proto_matches(proto, c.proto)) << proto << " got " << nccl_proto_name(c.proto);
+    EXPECT_EQ(c.algo, NcclAlgo::kRing);
+  }
+  // 64 MiB on four nodes: the tuner takes LL128 for the ring; LL is slower there and Simple too.
+  NcclCall any, ll, simple;
+  busbw(m, NcclColl::kAllreduce, 64 * kMiB, "ring", &any);
+  busbw(m, NcclColl::kAllreduce, 64 * kMiB, "ring", &ll, "LL");
+  busbw(m, NcclColl::kAllreduce, 64 * kMiB, "ring", &simple, "Simple");
+  EXPECT_EQ(any.proto, NcclProto::kLL128);
+  EXPECT_GT(ll.tuner_us, any.tuner_us);
+  EXPECT_GT(simple.tuner_us, any.tuner_us);
+  EXPECT_FALSE(nccl_call(m, NcclColl::kAllreduce, 1 << 20, "nvls_tree", "LL128").ok);
+  EXPECT_TRUE(nccl_call(m, NcclColl::kAllreduce, 1 << 20, "nvls_tree", "Simple").ok);
+  EXPECT_FALSE(nccl_call(m, NcclColl::kAlltoall, 1 << 20, "auto", "LL").ok);
+  EXPECT_TRUE(nccl_call(m, NcclColl::kAlltoall, 1 << 20, "auto", "Simple").ok);
+  EXPECT_FALSE(nccl_call(m, NcclColl::kAllreduce, 1 << 20, "ring", "LL256").ok);
+}
+
+// An independent published curve the model cannot yet reproduce, printed for the record:
+// 128 x 8 H100, NCCL_ALGO=Ring NCCL_PROTO=LL128 NCCL_MIN_NCHANNELS=32 (NVIDIA/nccl-tests#322;
+// the model runs the graph's 8 channels and has no NCCL_MIN_NCHANNELS). docs/nccl_model.md.
+TEST(NcclModel, ThousandRankLL128RingPrinted) {
+  const NcclMachine m = machine(dgx("H100", 128, 400), 1024);
+  const struct { double bytes, published; } pts[] = {
+      {1 * kGiB, 110.84}, {2 * kGiB, 212.23}, {4 * kGiB, 338.16}, {8 * kGiB, 364.57}, {16 * kGiB, 367.29}};
+  double last = 0;
+  for (const auto& p : pts) {
+    NcclCall c;
+    const double bw = busbw(m, NcclColl::kAllreduce, p.bytes, "ring", &c, "LL128");
+    EXPECT_EQ(c.proto, NcclProto::kLL128);
+    EXPECT_GT(bw, last);
+    last = bw;
+    char what[64];
+    std::snprintf(what, sizeof what, "128 x DGX H100 ring/LL128 %5.0f GiB", p.bytes / kGiB);
+    check(what, bw, p.published, -1);
   }
 }
 

@@ -482,6 +482,14 @@ void read_runtime(const json& j, ScenarioPoint* o) {
       o->knobs[k] = text;
       continue;
     }
+    if (k == "nccl_proto") {  // NCCL's own variable (NCCL_PROTO)
+      static const std::vector<std::string> protos = {"auto", "LL", "LL128", "Simple"};
+      if (!v.is_string() || std::find(protos.begin(), protos.end(), text) == protos.end())
+        fail(p, v, "one of auto, LL, LL128, Simple (NCCL_PROTO)");
+      o->nccl_proto = text;
+      o->knobs[k] = text;
+      continue;
+    }
     if (k == "gpu_operations") {  // Horovod's HOROVOD_GPU_OPERATIONS: which library runs GPU collectives
       if (text != "nccl" && text != "hvd") fail(p, v, "\"nccl\" (NCCL's collectives, as NCCL times them) or \"hvd\" (the runtime's own)");
       o->nccl = text == "nccl";

@@ -6,6 +6,7 @@
 #include "hvd/sim/nccl_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -50,6 +51,16 @@ constexpr double kSpeedInterSm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 
 // a step; Simple writes its data, fences, then writes the flag: two.
 constexpr double kSwitchStepUs = 1.98;
 constexpr double kKernelFixedUs = 5.56;
+// NVLS with a network below it (NVLS tree, or NVLS over CollNet/SHARP) runs at a share of the
+// one-node NVLS rate: with a network, the kernel's warps of each NVLS channel are split
+// between NVLink SHARP reduce/multicast and network send/receive (src/device/all_reduce.h:
+// NVLS tree 6 scatter / 5 gather / 5 reduce-to-net / 4 net-to-multicast warps; NVLS over
+// CollNet 8/7/3/2), where one node gives them all to NVLink. Measured: nccl-tests on 2 x 8 H100
+// with 8 x 400G InfiniBand, NCCL 2.26.2, NVLS tree, 8 GiB (NVIDIA/nccl-tests#309):
+// 468.46 GB/s busbw, i.e. 249.9 GB/s algbw against the one-node NVLS rate of 274.7 the
+// tuner's bandwidth gives. The same share puts 4 x DGX H100 + SHARP (NVLS across nodes, a
+// different kernel and cluster) at 484 against NVIDIA's 480 (docs/nccl_model.md).
+constexpr double kNvlsNetworkShare = 0.91;
 // NVLink per link as NCCL counts it (topo.h L13-L34), by generation.
 double nvlink_per_link(int arch) { return arch >= 90 ? 20.6 : arch >= 70 ? 20.0 : 18.0; }
 
@@ -229,7 +240,8 @@ double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p
     const int i = log2i(bytes / 64);
     if (bytes >= 64 && i < 23) bus *= kTreeCorrection[p][i];
   }
-  const double alg_bw = a == kTree && ar ? bus * 0.5 : alg;
+  double alg_bw = a == kTree && ar ? bus * 0.5 : alg;
+  if (clock && nodes > 1 && (a == kNvls || a == kNvlsTree)) alg_bw *= kNvlsNetworkShare;
   if (alg_bw <= 0) return -1;
   if (a == kRing && p == kSimple && ar && nodes > 1 && bytes / (2.0 * nch * n) >= 64) lat *= m.arch >= 80 ? 1.4 : 1.9;
   return lat + bytes / (1000.0 * alg_bw);
@@ -263,14 +275,24 @@ double alltoall_us(const NcclMachine& m, double bytes) {
 
 }  // namespace
 
-NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::string& algo) {
+bool nccl_proto_matches(const std::string& proto, NcclProto p) {
+  std::string lower;
+  for (char c : proto) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "auto") return true;
+  const char* name = nccl_proto_name(p);
+  std::string want;
+  for (const char* c = name; *c; ++c) want += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+  return lower == want;
+}
+
+NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::string& algo, const std::string& proto) {
   NcclCall best;
   const double bytes = static_cast<double>(size);
   if (coll == NcclColl::kAlltoall) {
     best.tuner_us = alltoall_us(m, bytes);
     best.seconds = std::max(m.launch_s, best.tuner_us * 1e-6);
     best.channels = nccl_ring_graph(m).channels * 2;
-    best.ok = algo == "auto" || algo == "ring";
+    best.ok = (algo == "auto" || algo == "ring") && nccl_proto_matches(proto, NcclProto::kSimple);
     return best;
   }
   double t_best = std::numeric_limits<double>::infinity();
@@ -284,6 +306,7 @@ NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::
                                           : NcclAlgo::kNvlsTree;
     if (algo != "auto" && algo != nccl_algo_name(name)) continue;
     for (int p = kLL; p <= kSimple; ++p) {
+      if (!nccl_proto_matches(proto, static_cast<NcclProto>(p))) continue;
       const double t = algo_time(m, coll, bytes, a, p, false);
       if (t < 0 || t >= t_best) continue;
       t_best = t;

@@ -270,6 +270,7 @@ bool train_ring_allreduce(TrainLinks& links, const RingAllreduce& a, Device& dev
 struct SimNccl {
   NcclMachine machine;     ///< the whole cluster; a group narrows nodes and ranks per node
   std::string algo = "auto";
+  std::string proto = "auto";
 };
 
 /// NCCL's collectives over one group: every member waits for the others (no simulated

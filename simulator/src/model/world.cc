@@ -117,7 +117,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   if (o.nccl) {
     auto m = nccl_machine(o.cluster, o.np);
     if (!m.ok()) return m.status();
-    fabric->nccl = std::make_shared<const SimNccl>(SimNccl{*m, o.nccl_algo});
+    fabric->nccl = std::make_shared<const SimNccl>(SimNccl{*m, o.nccl_algo, o.nccl_proto});
   }
   DeviceCostSpec host_cost = o.gpu_cost;
   host_cost.host_staged = false;

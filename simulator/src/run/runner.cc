@@ -124,6 +124,7 @@ WorldOptions world_options(const ScenarioPoint& pt, int np) {
   wo.model = pt.simulation;
   wo.nccl = pt.nccl;
   wo.nccl_algo = pt.nccl_algo;
+  wo.nccl_proto = pt.nccl_proto;
   wo.gpu_cost = pt.device;
   wo.np = np;
   wo.config = pt.config;

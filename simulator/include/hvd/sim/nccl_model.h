@@ -75,8 +75,12 @@ struct NcclCall {
 /// allreduce and broadcast; the whole gathered buffer of allgather, reducescatter and
 /// alltoall). `algo` "auto" lets the tuner pick the cheapest (algorithm, protocol) as NCCL
 /// does; "ring", "tree", "nvls", "nvls_tree" or "collnet" forces one, as NCCL_ALGO does
-/// (ok = false where it cannot run).
-NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t bytes, const std::string& algo = "auto");
+/// (ok = false where it cannot run). `proto` "auto", or "LL", "LL128", "Simple" (any case)
+/// forces the protocol as NCCL_PROTO does (an alltoall runs Simple only).
+NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t bytes, const std::string& algo = "auto",
+                   const std::string& proto = "auto");
+/// True where `proto` ("auto" or a protocol name, any case) admits protocol `p`.
+bool nccl_proto_matches(const std::string& proto, NcclProto p);
 
 /// nccl-tests' bus bandwidth factor of `coll` at `ranks`: busbw = algbw x factor.
 double nccl_bus_factor(NcclColl coll, int ranks);

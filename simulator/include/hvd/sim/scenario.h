@@ -39,6 +39,7 @@ struct ScenarioPoint {
   Config config;                   ///< runtime knobs (defaults + scenario "runtime")
   std::map<std::string, std::string> knobs;  ///< the knobs the scenario set, as written
   std::string nccl_algo = "auto";  ///< runtime.nccl_algo: NCCL_ALGO of the job (hvd/sim/nccl_model.h)
+  std::string nccl_proto = "auto";  ///< runtime.nccl_proto: NCCL_PROTO of the job
   bool nccl = false;               ///< runtime.gpu_operations "nccl": GPU collectives on NCCL
   std::vector<int> np;             ///< ranks to simulate
   bool with_data = false;          ///< real bytes

@@ -36,6 +36,7 @@ struct WorldOptions {
   /// collectives timed by the NCCL model (hvd/sim/nccl_model.h) with this NCCL_ALGO.
   bool nccl = false;
   std::string nccl_algo = "auto";
+  std::string nccl_proto = "auto";  ///< NCCL_PROTO
   Config config;                     ///< runtime knobs (simulate() only)
   TimelineWriter* timeline = nullptr;  ///< shared timeline in simulated time (may be null)
   std::ostream* log = nullptr;       ///< runtime log stream (default std::cerr)
