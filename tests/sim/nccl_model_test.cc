@@ -170,27 +170,55 @@ TEST(NcclModel, TimeGrowsWithSizeAndRanks) {
   }
 }
 
-// NVLS with a network below it: nccl-tests on 2 x 8 H100 SXM, 8 x 400G InfiniBand, NCCL 2.26.2,
-// default algorithm (NVLS tree), busbw GB/s (NVIDIA/nccl-tests#309). The 8 GiB point gives the
-// clock's share of the one-node NVLS rate (kNvlsNetworkShare); 1 GiB and above are asserted
-// within 10 %; below, NVLS tree's chunk pipeline (not modelled) leaves the model fast: printed.
+// NVLS with a network below it: nccl-tests on 2 x 8 H100 SXM, 8 x 400G InfiniBand, default
+// algorithm (NVLS tree), busbw GB/s (NVIDIA/nccl-tests#309, two users' clusters: NCCL 2.26.2,
+// and a second with its version not printed). The first curve's 8 GiB point gives the clock's
+// share of the one-node NVLS rate (kNvlsNetworkShare); the pipeline fill (kNvlsTreeFillLoops,
+// NCCL's chunk sizes) is two loops by the stages it crosses. 4 MiB and above are asserted
+// within 10 % on both curves; 1 MiB, where the two clusters differ by 30 %, is printed.
 TEST(NcclModel, NvlsAcrossNodesFromTwoNodeNvlsTree) {
   const NcclMachine m = machine(dgx("H100", 2, 400), 16);
-  const struct { double bytes, published; } pts[] = {{1 * kMiB, 27.33},   {4 * kMiB, 83.33},   {16 * kMiB, 169.67},
-                                                     {64 * kMiB, 269.98}, {256 * kMiB, 392.35}, {1 * kGiB, 448.90},
-                                                     {8 * kGiB, 468.46}};
+  const struct { double bytes, first, second; } pts[] = {
+      {1 * kMiB, 27.33, 21.08},    {4 * kMiB, 83.33, 70.91},     {16 * kMiB, 169.67, 156.07}, {64 * kMiB, 269.98, 263.66},
+      {256 * kMiB, 392.35, 388.31}, {1 * kGiB, 448.90, 447.65}, {8 * kGiB, 468.46, 466.73}};
   for (const auto& p : pts) {
     NcclCall c;
     const double bw = busbw(m, NcclColl::kAllreduce, p.bytes, "auto", &c);
     EXPECT_EQ(c.algo, NcclAlgo::kNvlsTree) << p.bytes;
     char what[64];
-    std::snprintf(what, sizeof what, "2 x DGX H100 NVLS tree %6.0f MiB", p.bytes / kMiB);
-    check(what, bw, p.published, p.bytes >= kGiB ? 0.10 : -1);
+    std::snprintf(what, sizeof what, "2 x DGX H100 NVLS tree %5.0f MiB, #309 a", p.bytes / kMiB);
+    check(what, bw, p.first, p.bytes >= 4 * kMiB ? 0.10 : -1);
+    std::snprintf(what, sizeof what, "2 x DGX H100 NVLS tree %5.0f MiB, #309 b", p.bytes / kMiB);
+    check(what, bw, p.second, p.bytes >= 4 * kMiB ? 0.10 : -1);
   }
-  // The share is the clock's only: NCCL's choice (the tuner) does not see it, and one node's
-  // NVLS keeps its rate.
+  // The share and the fill are the clock's only: NCCL's choice (the tuner) does not see them,
+  // and one node's NVLS keeps its rate.
   const NcclMachine one = machine(dgx("H100", 1, 400), 8);
   EXPECT_NEAR(busbw(one, NcclColl::kAllreduce, 4 * kGiB, "nvls"), 480, 48);
+  // The fill grows with NCCL's chunk: 32 KiB below 8 MiB, 64 KiB to 64 MiB, 128 KiB above on
+  // two nodes, so the time above the bandwidth term steps up there.
+  auto excess = [&](double bytes) {
+    const NcclCall c = nccl_call(m, NcclColl::kAllreduce, static_cast<size_t>(bytes), "nvls_tree");
+    const NcclCall big = nccl_call(m, NcclColl::kAllreduce, static_cast<size_t>(64 * kGiB), "nvls_tree");
+    return c.seconds - bytes / (64 * kGiB) * big.seconds;
+  };
+  EXPECT_LT(excess(4 * kMiB), excess(16 * kMiB));
+  EXPECT_LT(excess(16 * kMiB), excess(256 * kMiB));
+}
+
+// Eight nodes, default algorithm (#309, second user): printed, not asserted; NCCL's own
+// choice there is not in the source, and the model's tuner takes NVLS tree at 16-256 MiB.
+TEST(NcclModel, EightNodeDefaultPrinted) {
+  const NcclMachine m = machine(dgx("H100", 8, 400), 64);
+  const struct { double bytes, published; } pts[] = {{4 * kMiB, 40.52}, {16 * kMiB, 87.36}, {64 * kMiB, 184.00},
+                                                     {256 * kMiB, 270.31}, {1 * kGiB, 286.81}};
+  for (const auto& p : pts) {
+    NcclCall c;
+    const double bw = busbw(m, NcclColl::kAllreduce, p.bytes, "auto", &c);
+    char what[64];
+    std::snprintf(what, sizeof what, "8 x DGX H100 auto %5.0f MiB (%s)", p.bytes / kMiB, nccl_algo_name(c.algo));
+    check(what, bw, p.published, -1);
+  }
 }
 
 // NCCL_PROTO: runtime.nccl_proto forces the protocol as NCCL_PROTO does, inside the algorithms

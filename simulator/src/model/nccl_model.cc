@@ -61,6 +61,13 @@ constexpr double kKernelFixedUs = 5.56;
 // tuner's bandwidth gives. The same share puts 4 x DGX H100 + SHARP (NVLS across nodes, a
 // different kernel and cluster) at 484 against NVIDIA's 480 (docs/nccl_model.md).
 constexpr double kNvlsNetworkShare = 0.91;
+// NVLS tree pipelines a call in chunks: each channel takes a loop of one chunk per head at a
+// time, and a loop passes three stages (reduce through the switch, the network, multicast
+// through the switch), so the last stage starts two loops after the first. Chunk sizes are
+// NCCL's (enqueue.cc, calcCollChunking, as read in a post-2.26 copy: NCCL_NVLS_CHUNKSIZE
+// 128 KiB, 64 KiB from 4 nodes, then 64 KiB under 4 x and 32 KiB under 1 x (channels x heads
+// x chunk) bytes). docs/nccl_model.md shows both public two-node curves against it.
+constexpr double kNvlsTreeFillLoops = 2;
 // NVLink per link as NCCL counts it (topo.h L13-L34), by generation.
 double nvlink_per_link(int arch) { return arch >= 90 ? 20.6 : arch >= 70 ? 20.0 : 18.0; }
 
@@ -244,7 +251,15 @@ double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p
   if (clock && nodes > 1 && (a == kNvls || a == kNvlsTree)) alg_bw *= kNvlsNetworkShare;
   if (alg_bw <= 0) return -1;
   if (a == kRing && p == kSimple && ar && nodes > 1 && bytes / (2.0 * nch * n) >= 64) lat *= m.arch >= 80 ? 1.4 : 1.9;
-  return lat + bytes / (1000.0 * alg_bw);
+  double fill = 0;
+  if (clock && a == kNvlsTree) {
+    const double heads = ppn, ops = nch * heads;
+    double chunk = nodes >= 4 ? 64 * 1024 : 128 * 1024;
+    if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+    if (bytes < 1 * ops * chunk && chunk > 32768) chunk = 32768;
+    fill = kNvlsTreeFillLoops * heads * chunk / (1000.0 * alg_bw / nch);
+  }
+  return lat + bytes / (1000.0 * alg_bw) + fill;
 }
 
 // Channels a call of `bytes` runs on (enqueue.cc L1751-L1792): the communicator's (twice
@@ -275,14 +290,17 @@ double alltoall_us(const NcclMachine& m, double bytes) {
 
 }  // namespace
 
+namespace {
+bool same_name(const std::string& a, const char* b) {
+  size_t i = 0;
+  for (; i < a.size() && b[i]; ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return i == a.size() && !b[i];
+}
+}  // namespace
+
 bool nccl_proto_matches(const std::string& proto, NcclProto p) {
-  std::string lower;
-  for (char c : proto) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "auto") return true;
-  const char* name = nccl_proto_name(p);
-  std::string want;
-  for (const char* c = name; *c; ++c) want += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
-  return lower == want;
+  return proto == "auto" || same_name(proto, nccl_proto_name(p));
 }
 
 NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::string& algo, const std::string& proto) {
