@@ -170,6 +170,27 @@ TEST(NcclModel, TimeGrowsWithSizeAndRanks) {
   }
 }
 
+// NVLS on one node of 8 H100 SXM: nccl-tests, NCCL 2.26.2, NVLS enabled, out of place
+// (togethercomputer/together-nccl-tests, benchmarks/H100/results/20260306_001221_slurm/
+// all_reduce_nvls.out), busbw GB/s. Nothing in the NVLS clock was set from it: the rate is one
+// NVLink x n/(n+1), the per-loop wait two switch transits (the DGX A100 series), the chunk
+// sizes NCCL's. Every point within 10 %.
+TEST(NcclModel, OneNodeH100NvlsCurve) {
+  const NcclMachine m = machine(dgx("H100", 1, 400), 8);
+  const double published[] = {44.07, 83.72, 131.23, 173.32, 233.27, 293.46, 358.47,
+                              399.58, 422.63, 436.17, 466.96, 472.76, 476.45, 479.32};
+  double bytes = 1 * kMiB;
+  for (double p : published) {
+    NcclCall c;
+    const double bw = busbw(m, NcclColl::kAllreduce, bytes, "nvls", &c);
+    EXPECT_EQ(c.algo, NcclAlgo::kNvls);
+    char what[64];
+    std::snprintf(what, sizeof what, "1 x DGX H100 NVLS %6.0f MiB", bytes / kMiB);
+    check(what, bw, p, 0.10);
+    bytes *= 2;
+  }
+}
+
 // NVLS with a network below it: nccl-tests on 2 x 8 H100 SXM, 8 x 400G InfiniBand, default
 // algorithm (NVLS tree), busbw GB/s (NVIDIA/nccl-tests#309, two users' clusters: NCCL 2.26.2,
 // and a second with its version not printed). The first curve's 8 GiB point gives the clock's

@@ -68,6 +68,23 @@ constexpr double kNvlsNetworkShare = 0.91;
 // 128 KiB, 64 KiB from 4 nodes, then 64 KiB under 4 x and 32 KiB under 1 x (channels x heads
 // x chunk) bytes). docs/nccl_model.md shows both public two-node curves against it.
 constexpr double kNvlsTreeFillLoops = 2;
+// NVLS allreduce on one node, on the clock, from what moves and what waits (no fitted number):
+// each GPU pulls its slice reduced through the switch and multicasts it back, so its NVLink
+// carries the buffer once plus its slice each way: per channel one link's rate x n/(n+1). A
+// loop of one chunk per GPU (NCCL's chunk sizes: NCCL_NVLS_CHUNKSIZE 128 KiB, then 64 KiB under
+// 64 x, 32 KiB under 8 x and 16 KiB under 2 x (channels x heads x chunk) bytes) reduces only once
+// every GPU's part has landed: a flag after the data through the switch, two transits of
+// kSwitchStepUs a loop. The multicast stage trails the reduce by one loop.
+double nvls_one_node_us(double bytes, int ppn, int nch, double link_gbps, double lat_us) {
+  const double heads = ppn, ops = nch * heads;
+  double chunk = 128 * 1024;
+  if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+  if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  const double rate = 1000.0 * link_gbps * heads / (heads + 1);  // bytes per us per channel
+  const double loops = bytes / (ops * chunk);
+  return lat_us + (loops + 1) * heads * chunk / rate + (std::ceil(loops) + 1) * 2 * kSwitchStepUs;
+}
 // NVLink per link as NCCL counts it (topo.h L13-L34), by generation.
 double nvlink_per_link(int arch) { return arch >= 90 ? 20.6 : arch >= 70 ? 20.0 : 18.0; }
 
@@ -248,6 +265,7 @@ double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p
     if (bytes >= 64 && i < 23) bus *= kTreeCorrection[p][i];
   }
   double alg_bw = a == kTree && ar ? bus * 0.5 : alg;
+  if (clock && a == kNvls && ar && nodes == 1 && alg_bw > 0) return nvls_one_node_us(bytes, ppn, nv.channels, nv.bw, lat);
   if (clock && nodes > 1 && (a == kNvls || a == kNvlsTree)) alg_bw *= kNvlsNetworkShare;
   if (alg_bw <= 0) return -1;
   if (a == kRing && p == kSimple && ar && nodes > 1 && bytes / (2.0 * nch * n) >= 64) lat *= m.arch >= 80 ? 1.4 : 1.9;
