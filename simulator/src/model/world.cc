@@ -117,6 +117,13 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   if (o.nccl) {
     auto m = nccl_machine(o.cluster, o.np);
     if (!m.ok()) return m.status();
+    // As NCCL does ("no algorithm/protocol available"): an NCCL_ALGO / NCCL_PROTO that cannot
+    // run the job's allreduce on this machine is an error, not a silent fallback.
+    if (o.np > 1 && !nccl_call(*m, NcclColl::kAllreduce, 1 << 20, o.nccl_algo, o.nccl_proto).ok)
+      return Status::InvalidArgument("runtime.nccl_algo: " + o.nccl_algo +
+                                     (o.nccl_proto != "auto" ? " with runtime.nccl_proto " + o.nccl_proto : std::string()) +
+                                     " cannot run allreduce on " + std::to_string(m->nodes) + " node(s) of " +
+                                     std::to_string(m->ranks_per_node) + " GPUs (np " + std::to_string(o.np) + ")");
     fabric->nccl = std::make_shared<const SimNccl>(SimNccl{*m, o.nccl_algo, o.nccl_proto});
   }
   DeviceCostSpec host_cost = o.gpu_cost;
