@@ -73,6 +73,12 @@ TEST(CollectiveMode, NcclAlgoAndRawOnly) {
                        &err, &out), 0) << err;
   EXPECT_NE(out.find("ring/LL128"), std::string::npos) << out;
   EXPECT_NE(out.find("NCCL_PROTO LL128"), std::string::npos) << out;
+  // Any case, as NCCL reads NCCL_PROTO; the header shows NCCL's spelling.
+  ASSERT_EQ(run_hvdsim(kH100 + " -q --set cluster.nodes=1 --set runtime.nccl_algo=ring --set runtime.nccl_proto=simple"
+                               " --collective allreduce -b 1G -e 1G --raw-only",
+                       &err, &out), 0) << err;
+  EXPECT_NE(out.find("ring/Simple"), std::string::npos) << out;
+  EXPECT_NE(out.find("NCCL_PROTO Simple"), std::string::npos) << out;
 }
 
 // A flag the mode does not use, an algorithm that cannot run, a bad scenario value: one line,

@@ -1,5 +1,7 @@
 // Field-by-field reading of a scenario document. Unknown keys are errors (typos must not
 // pass silently); every message names the path, shows the value and says what was wanted.
+#include <strings.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -482,12 +484,13 @@ void read_runtime(const json& j, ScenarioPoint* o) {
       o->knobs[k] = text;
       continue;
     }
-    if (k == "nccl_proto") {  // NCCL's own variable (NCCL_PROTO)
+    if (k == "nccl_proto") {  // NCCL's own variable (NCCL_PROTO; any case, as NCCL reads it)
       static const std::vector<std::string> protos = {"auto", "LL", "LL128", "Simple"};
-      if (!v.is_string() || std::find(protos.begin(), protos.end(), text) == protos.end())
-        fail(p, v, "one of auto, LL, LL128, Simple (NCCL_PROTO)");
-      o->nccl_proto = text;
-      o->knobs[k] = text;
+      const auto it = std::find_if(protos.begin(), protos.end(),
+                                   [&](const std::string& q) { return strcasecmp(q.c_str(), text.c_str()) == 0; });
+      if (!v.is_string() || it == protos.end()) fail(p, v, "one of auto, LL, LL128, Simple (NCCL_PROTO)");
+      o->nccl_proto = *it;
+      o->knobs[k] = *it;
       continue;
     }
     if (k == "gpu_operations") {  // Horovod's HOROVOD_GPU_OPERATIONS: which library runs GPU collectives

@@ -5,10 +5,13 @@
 // (kSwitchStepUs, kKernelFixedUs) are measured; docs/nccl_model.md says where the model departs.
 #include "hvd/sim/nccl_model.h"
 
+#include <strings.h>
+
 #include <algorithm>
-#include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
+#include <utility>
 
 #include "hvd/workloads/gpu_catalog.h"
 
@@ -59,7 +62,7 @@ constexpr double kKernelFixedUs = 5.56;
 // with 8 x 400G InfiniBand, NCCL 2.26.2, NVLS tree, 8 GiB (NVIDIA/nccl-tests#309):
 // 468.46 GB/s busbw, i.e. 249.9 GB/s algbw against the one-node NVLS rate of 274.7 the
 // tuner's bandwidth gives. The same share puts 4 x DGX H100 + SHARP (NVLS across nodes, a
-// different kernel and cluster) at 484 against NVIDIA's 480 (docs/nccl_model.md).
+// different kernel and cluster) at 483 against NVIDIA's 480 (docs/nccl_model.md).
 constexpr double kNvlsNetworkShare = 0.91;
 // NVLS tree pipelines a call in chunks: each channel takes a loop of one chunk per head at a
 // time, and a loop passes three stages (reduce through the switch, the network, multicast
@@ -75,12 +78,16 @@ constexpr double kNvlsTreeFillLoops = 2;
 // 64 x, 32 KiB under 8 x and 16 KiB under 2 x (channels x heads x chunk) bytes) reduces only once
 // every GPU's part has landed: a flag after the data through the switch, two transits of
 // kSwitchStepUs a loop. The multicast stage trails the reduce by one loop.
+// NCCL's chunk for an NVLS call (calcCollChunking): starting from `chunk`, each {multiple, size}
+// in turn cuts it to `size` when the call is under multiple x (concurrent ops x chunk) bytes.
+double nvls_chunk(double chunk, double bytes, double ops, std::initializer_list<std::pair<double, double>> cuts) {
+  for (const auto& [multiple, size] : cuts)
+    if (bytes < multiple * ops * chunk && chunk > size) chunk = size;
+  return chunk;
+}
 double nvls_one_node_us(double bytes, int ppn, int nch, double link_gbps, double lat_us) {
   const double heads = ppn, ops = nch * heads;
-  double chunk = 128 * 1024;
-  if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
-  if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
-  if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  const double chunk = nvls_chunk(128 * 1024, bytes, ops, {{64, 65536}, {8, 32768}, {2, 16384}});
   const double rate = 1000.0 * link_gbps * heads / (heads + 1);  // bytes per us per channel
   const double loops = bytes / (ops * chunk);
   return lat_us + (loops + 1) * heads * chunk / rate + (std::ceil(loops) + 1) * 2 * kSwitchStepUs;
@@ -272,9 +279,7 @@ double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p
   double fill = 0;
   if (clock && a == kNvlsTree) {
     const double heads = ppn, ops = nch * heads;
-    double chunk = nodes >= 4 ? 64 * 1024 : 128 * 1024;
-    if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
-    if (bytes < 1 * ops * chunk && chunk > 32768) chunk = 32768;
+    const double chunk = nvls_chunk(nodes >= 4 ? 64 * 1024 : 128 * 1024, bytes, ops, {{4, 65536}, {1, 32768}});
     fill = kNvlsTreeFillLoops * heads * chunk / (1000.0 * alg_bw / nch);
   }
   return lat + bytes / (1000.0 * alg_bw) + fill;
@@ -308,17 +313,8 @@ double alltoall_us(const NcclMachine& m, double bytes) {
 
 }  // namespace
 
-namespace {
-bool same_name(const std::string& a, const char* b) {
-  size_t i = 0;
-  for (; i < a.size() && b[i]; ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  return i == a.size() && !b[i];
-}
-}  // namespace
-
 bool nccl_proto_matches(const std::string& proto, NcclProto p) {
-  return proto == "auto" || same_name(proto, nccl_proto_name(p));
+  return proto == "auto" || strcasecmp(proto.c_str(), nccl_proto_name(p)) == 0;
 }
 
 NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::string& algo, const std::string& proto) {
