@@ -32,8 +32,11 @@ void print(const Scenario& sc, const CollectiveArgs& a, NcclColl coll, const Ncc
   const bool reduces = coll == NcclColl::kAllreduce || coll == NcclColl::kReducescatter;
   std::printf("# hvdsim --collective %s: %s, %d ranks (%d nodes x %d), float32%s\n", a.collective.c_str(),
               sc.source.c_str(), np, m.nodes, m.ranks_per_node, reduces ? " sum" : "");
-  std::printf("# raw: NCCL as its tuner picks it, on the model's clock (NCCL_ALGO %s, NCCL_PROTO %s, docs/nccl_model.md)",
-              algo.c_str(), proto.c_str());
+  std::printf("# raw: NCCL as its tuner picks it, on the model's clock (NCCL_ALGO %s, NCCL_PROTO %s, ", algo.c_str(),
+              proto.c_str());
+  if (m.min_channels > 0) std::printf("NCCL_MIN_NCHANNELS %d, ", m.min_channels);
+  if (m.max_channels < 64) std::printf("NCCL_MAX_NCHANNELS %d, ", m.max_channels);
+  std::printf("docs/nccl_model.md)");
   if (a.raw_only) std::printf("\n");
   else std::printf("; hvd: the runtime API, %d iterations after %d, slowest rank\n", a.iters, a.warmup);
   std::printf("# %11s %12s %6s %6s %5s  %10s %8s %8s %-14s %3s", "size (B)", "count", "type", "redop", "root",
@@ -58,7 +61,9 @@ Status write_report(const std::string& path, const Scenario& sc, const Collectiv
                     const std::string& proto) {
   const double f = nccl_bus_factor(coll, m.ranks());
   nlohmann::json j = {{"collective", a.collective}, {"np", m.ranks()}, {"nodes", m.nodes},
-                      {"scenario", sc.source}, {"nccl_algo", algo}, {"nccl_proto", proto}, {"rows", nlohmann::json::array()}};
+                      {"scenario", sc.source}, {"nccl_algo", algo}, {"nccl_proto", proto},
+                      {"nccl_min_nchannels", m.min_channels}, {"nccl_max_nchannels", m.max_channels},
+                      {"rows", nlohmann::json::array()}};
   std::ostringstream csv;
   csv << "bytes,count,raw_time_s,raw_algbw_gbps,raw_busbw_gbps,algorithm,protocol,channels,hvd_time_s,hvd_algbw_gbps,hvd_busbw_gbps\n";
   for (const Row& r : rows) {
@@ -106,6 +111,8 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     std::cerr << "hvdsim: " << machine.status().message() << "\n";
     return 2;
   }
+  machine->min_channels = pt.nccl_min_nchannels;
+  machine->max_channels = pt.nccl_max_nchannels;
   if (!nccl_call(*machine, coll, 1 << 20, pt.nccl_algo, pt.nccl_proto).ok) {
     std::cerr << "hvdsim: runtime.nccl_algo: " << pt.nccl_algo
               << (pt.nccl_proto != "auto" ? " with runtime.nccl_proto " + pt.nccl_proto : std::string())

@@ -81,6 +81,35 @@ TEST(CollectiveMode, NcclAlgoAndRawOnly) {
   EXPECT_NE(out.find("NCCL_PROTO Simple"), std::string::npos) << out;
 }
 
+// NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS: named in the header and the report, the calls run
+// on that many channels, and one channel of a node's 24 takes far longer for a 1 GiB ring.
+TEST(CollectiveMode, NcclChannels) {
+  TempDir t;
+  const std::string ring = kH100 + " -q --set cluster.nodes=1 --set runtime.nccl_algo=ring --collective allreduce -b 1G -e 1G --raw-only";
+  auto time_of = [&](const std::string& set, int* channels, std::string* out) {
+    const fs::path report = t.dir / "ch.json";
+    std::string err;
+    EXPECT_EQ(run_hvdsim(ring + set + " --report " + report.string(), &err, out), 0) << err;
+    const auto j = read_json(report);
+    if (!j.is_object() || j["rows"].empty()) return -1.0;
+    *channels = j["rows"][0]["raw"]["channels"].get<int>();
+    return j["rows"][0]["raw"]["time_s"].get<double>();
+  };
+  std::string out;
+  int ch = 0;
+  const double t24 = time_of("", &ch, &out);
+  EXPECT_EQ(ch, 24);
+  EXPECT_EQ(out.find("NCCL_MAX_NCHANNELS"), std::string::npos) << out;
+  const double t1 = time_of(" --set runtime.nccl_max_nchannels=1", &ch, &out);
+  EXPECT_EQ(ch, 1);
+  EXPECT_NE(out.find("NCCL_MAX_NCHANNELS 1"), std::string::npos) << out;
+  EXPECT_GT(t1, 20 * t24);
+  EXPECT_EQ(read_json(t.dir / "ch.json")["nccl_max_nchannels"], 1);
+  time_of(" --set runtime.nccl_min_nchannels=32", &ch, &out);
+  EXPECT_EQ(ch, 32);
+  EXPECT_NE(out.find("NCCL_MIN_NCHANNELS 32"), std::string::npos) << out;
+}
+
 // A flag the mode does not use, an algorithm that cannot run, a bad scenario value: one line,
 // exit 2.
 TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
@@ -106,6 +135,10 @@ TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
       {kH100 + " -q --set cluster.nodes=2 --set 'workload.models=[\"resnet50\"]' --set 'sweep.np=[16]' --set runtime.nccl_algo=nvls_tree --set runtime.nccl_proto=LL128",
        "runtime.nccl_algo: nvls_tree with runtime.nccl_proto LL128 cannot run allreduce on 2 node(s)"},
       {one + " --set runtime.nccl_proto=LL256", "runtime.nccl_proto: \"LL256\" is not one of auto, LL, LL128, Simple"},
+      {one + " --set runtime.nccl_min_nchannels=65", "runtime.nccl_min_nchannels: 65 is not an integer from 0 to 64"},
+      {one + " --set runtime.nccl_max_nchannels=0", "runtime.nccl_max_nchannels: 0 is not an integer from 1 to 64"},
+      {one + " --set runtime.nccl_max_nchannels=2.5", "runtime.nccl_max_nchannels: 2.5 is not an integer from 1 to 64"},
+      {one + " --set runtime.nccl_min_nchannels=many", "runtime.nccl_min_nchannels: \"many\" is not an integer from 0 to 64"},
       {one + " --set runtime.gpu_operations=mpi", "runtime.gpu_operations: \"mpi\" is not \"nccl\""},
       {one + " --set cluster.host_cpu=arm", "cluster.host_cpu"},
       {one + " --set cluster.network.sharp=yes", "cluster.network.sharp"},

@@ -271,20 +271,67 @@ TEST(NcclModel, ProtocolForcedAsNcclProtoDoes) {
 // 128 x 8 H100, NCCL_ALGO=Ring NCCL_PROTO=LL128 NCCL_MIN_NCHANNELS=32 (NVIDIA/nccl-tests#322;
 // the model runs the graph's 8 channels and has no NCCL_MIN_NCHANNELS). docs/nccl_model.md.
 TEST(NcclModel, ThousandRankLL128RingPrinted) {
-  const NcclMachine m = machine(dgx("H100", 128, 400), 1024);
+  // The measurement ran 32 channels (NCCL_MIN_NCHANNELS=32); NCCL's own count there is 16.
+  NcclMachine m = machine(dgx("H100", 128, 400), 1024);
+  m.min_channels = 32;
+  NcclMachine dflt = m;
+  dflt.min_channels = 0;
   const struct { double bytes, published; } pts[] = {
       {1 * kGiB, 110.84}, {2 * kGiB, 212.23}, {4 * kGiB, 338.16}, {8 * kGiB, 364.57}, {16 * kGiB, 367.29}};
   double last = 0;
   for (const auto& p : pts) {
-    NcclCall c;
+    NcclCall c, d;
     const double bw = busbw(m, NcclColl::kAllreduce, p.bytes, "ring", &c, "LL128");
+    const double bw_default = busbw(dflt, NcclColl::kAllreduce, p.bytes, "ring", &d, "LL128");
     EXPECT_EQ(c.proto, NcclProto::kLL128);
+    EXPECT_EQ(c.channels, 32);
+    EXPECT_EQ(d.channels, 16);
     EXPECT_GT(bw, last);
+    // LL128's per-channel cap binds on NCCL's 16 channels and not on 32.
+    EXPECT_GT(bw, 1.05 * bw_default) << p.bytes;
     last = bw;
     char what[64];
-    std::snprintf(what, sizeof what, "128 x DGX H100 ring/LL128 %5.0f GiB", p.bytes / kGiB);
+    std::snprintf(what, sizeof what, "128 x DGX H100 ring/LL128 32 ch %3.0f GiB", p.bytes / kGiB);
     check(what, bw, p.published, -1);
   }
+}
+
+// NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (ncclTopoPostset): the communicator's channels are
+// twice the graph's, cut to the maximum, then copied up to the minimum. NCCL's tuner reads the
+// search graph, so its choice does not move; the clock runs on the channels there are.
+TEST(NcclModel, ChannelsAsNcclMinMaxNchannels) {
+  const NcclMachine one = machine(dgx("H100", 1, 400), 8);
+  EXPECT_EQ(nccl_comm_channels(one), 24);  // 12 graph channels at 30 GB/s, doubled
+  EXPECT_EQ(nccl_comm_channels(machine(dgx("H100", 4, 400), 32)), 16);  // one per NIC, doubled
+  NcclMachine m = one;
+  m.max_channels = 1;
+  EXPECT_EQ(nccl_comm_channels(m), 1);
+  m.max_channels = 4;
+  m.min_channels = 8;  // max first, then min: copies of the first four
+  EXPECT_EQ(nccl_comm_channels(m), 8);
+  m.max_channels = 64;
+  m.min_channels = 200;
+  EXPECT_EQ(nccl_comm_channels(m), 64);
+  for (double bytes : {1 * kKiB, 1 * kMiB, 64 * kMiB, 1 * kGiB}) {
+    NcclMachine narrow = one;
+    narrow.max_channels = 1;
+    const NcclCall a = nccl_call(one, NcclColl::kAllreduce, static_cast<size_t>(bytes), "ring");
+    const NcclCall b = nccl_call(narrow, NcclColl::kAllreduce, static_cast<size_t>(bytes), "ring");
+    EXPECT_EQ(a.proto, b.proto) << bytes;
+    EXPECT_DOUBLE_EQ(a.tuner_us, b.tuner_us) << bytes;
+    EXPECT_EQ(b.channels, 1);
+    EXPECT_GE(b.seconds, a.seconds) << bytes;
+  }
+  // One channel of 24 carries 1/24 of the ring's bandwidth: a 1 GiB Simple call ~24 x longer.
+  NcclMachine narrow = one;
+  narrow.max_channels = 1;
+  const double t24 = nccl_call(one, NcclColl::kAllreduce, 1u << 30, "ring", "Simple").seconds;
+  const double t1 = nccl_call(narrow, NcclColl::kAllreduce, 1u << 30, "ring", "Simple").seconds;
+  EXPECT_NEAR(t1 / t24, 24, 1.5);
+  // More channels than the links need change nothing for Simple: the NVLinks are the limit.
+  NcclMachine wide = one;
+  wide.min_channels = 64;
+  EXPECT_DOUBLE_EQ(nccl_call(wide, NcclColl::kAllreduce, 1u << 30, "ring", "Simple").seconds, t24);
 }
 
 }  // namespace

@@ -493,6 +493,16 @@ void read_runtime(const json& j, ScenarioPoint* o) {
       o->knobs[k] = *it;
       continue;
     }
+    if (k == "nccl_min_nchannels" || k == "nccl_max_nchannels") {  // NCCL_MIN/MAX_NCHANNELS
+      const bool is_min = k == "nccl_min_nchannels";
+      const int lo = is_min ? 0 : 1;
+      if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > 64)
+        fail(p, v, std::string("an integer from ") + (is_min ? "0" : "1") + " to 64 (NCCL_" + (is_min ? "MIN" : "MAX") +
+                       "_NCHANNELS; NCCL runs at most 64 channels)");
+      (is_min ? o->nccl_min_nchannels : o->nccl_max_nchannels) = v.get<int>();
+      o->knobs[k] = text;
+      continue;
+    }
     if (k == "gpu_operations") {  // Horovod's HOROVOD_GPU_OPERATIONS: which library runs GPU collectives
       if (text != "nccl" && text != "hvd") fail(p, v, "\"nccl\" (NCCL's collectives, as NCCL times them) or \"hvd\" (the runtime's own)");
       o->nccl = text == "nccl";

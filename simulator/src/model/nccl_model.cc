@@ -182,6 +182,14 @@ NcclGraph nccl_ring_graph(const NcclMachine& m) {
   return g;
 }
 
+int nccl_comm_channels(const NcclMachine& m) {
+  // ncclTopoPostset: the graph's channels duplicated, cut to NCCL_MAX_NCHANNELS, then copies of
+  // the first channels up to NCCL_MIN_NCHANNELS (max first, then min, as NCCL applies them).
+  int c = std::min(64, 2 * nccl_ring_graph(m).channels);
+  c = std::min(c, std::clamp(m.max_channels, 1, 64));
+  return std::max(c, std::min(m.min_channels, 64));
+}
+
 NcclGraph nccl_nvls_graph(const NcclMachine& m) {
   // 16 channels, each one NVLink's worth into the switch; across nodes they share the
   // node's NICs (derived from search.cc, unverified: docs/nccl_model.md).
@@ -231,12 +239,22 @@ double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p
     const double inter = nodes > 1 ? std::min(m.pcie, m.nic) * m.nics_per_node / nv.channels : nv.bw;
     bw_ch = a == kNvls ? std::min(nv.bw, inter) : std::min(nv.bw, nodes <= 2 ? inter : inter / 2);
   }
+  // The tuner reads the search graph's channels (init.cc searches with MAXCHANNELS / 2 before
+  // ncclTopoPostset honours NCCL_MIN/MAX_NCHANNELS), so NCCL's choice does not see those
+  // variables. The clock does: each graph channel runs as two of the communicator's, so its
+  // per-channel caps count communicator channels / 2 (the same number unless the variables are
+  // set), and fewer channels than that carry proportionally less.
+  double cap_ch = nch;
+  if (clock && (a == kRing || a == kTree)) {
+    cap_ch = nccl_comm_channels(m) / 2.0;
+    bw_ch *= std::min(1.0, cap_ch / nch);
+  }
   double bus = nch * bw_ch;
   if (a == kRing && p == kLL) bus = std::min(ll_max, bus * 0.5);
-  if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, nch * kPerChMaxRingLL128Bw[gi][ni]);
-  if (a == kTree && ar) bus = std::min(bus * 0.92, nch * kPerChMaxTreeBw[gi][ni]);
+  if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, cap_ch * kPerChMaxRingLL128Bw[gi][ni]);
+  if (a == kTree && ar) bus = std::min(bus * 0.92, cap_ch * kPerChMaxTreeBw[gi][ni]);
   if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max);
-  if (a == kTree && p == kLL128) bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * kPerChMaxTreeLL128Bw[gi][ni]);
+  if (a == kTree && p == kLL128) bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), cap_ch * kPerChMaxTreeLL128Bw[gi][ni]);
   if (a == kCollnet) {
     double factor = static_cast<double>(ppn) / nch;
     factor -= (factor - 1) / 2;
@@ -286,11 +304,12 @@ double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p
 }
 
 // Channels a call of `bytes` runs on (enqueue.cc L1751-L1792): the communicator's (twice
-// the graph's), fewer while each thread would get less than its threshold.
-int call_channels(const NcclMachine& m, int graph_channels, double bytes, int p) {
+// the graph's unless NCCL_MIN/MAX_NCHANNELS say otherwise), fewer while each thread would get
+// less than its threshold.
+int call_channels(const NcclMachine& m, double bytes, int p) {
   const int threads = p == kLL128 ? 640 : 512;
   const double threshold = p == kLL ? 8.0 * m.ranks() : p == kLL128 ? 8 : 64;
-  int nc = std::min(64, 2 * graph_channels);
+  int nc = nccl_comm_channels(m);
   while (nc > 1 && bytes < nc * threads * threshold) --nc;
   return nc;
 }
@@ -323,7 +342,7 @@ NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::
   if (coll == NcclColl::kAlltoall) {
     best.tuner_us = alltoall_us(m, bytes);
     best.seconds = std::max(m.launch_s, best.tuner_us * 1e-6);
-    best.channels = nccl_ring_graph(m).channels * 2;
+    best.channels = nccl_comm_channels(m);
     best.ok = (algo == "auto" || algo == "ring") && nccl_proto_matches(proto, NcclProto::kSimple);
     return best;
   }
@@ -346,8 +365,7 @@ NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::
       best.algo = name;
       best.proto = static_cast<NcclProto>(p);
       best.tuner_us = t;
-      const NcclGraph g = a == kNvls || a == kNvlsTree ? nccl_nvls_graph(m) : nccl_ring_graph(m);
-      best.channels = a == kNvls || a == kNvlsTree ? g.channels : call_channels(m, g.channels, bytes, p);
+      best.channels = a == kNvls || a == kNvlsTree ? nccl_nvls_graph(m).channels : call_channels(m, bytes, p);
       best.ok = true;
     }
   }

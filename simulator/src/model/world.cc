@@ -117,6 +117,8 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   if (o.nccl) {
     auto m = nccl_machine(o.cluster, o.np);
     if (!m.ok()) return m.status();
+    m->min_channels = o.nccl_min_nchannels;
+    m->max_channels = o.nccl_max_nchannels;
     // As NCCL does ("no algorithm/protocol available"): an NCCL_ALGO / NCCL_PROTO that cannot
     // run the job's allreduce on this machine is an error, not a silent fallback.
     if (o.np > 1 && !nccl_call(*m, NcclColl::kAllreduce, 1 << 20, o.nccl_algo, o.nccl_proto).ok)

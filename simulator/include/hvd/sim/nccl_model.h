@@ -46,6 +46,8 @@ struct NcclMachine {
   bool collnet = false;      ///< in-network reduction on the fabric (InfiniBand SHARP)
   double launch_s = 6e-6;    ///< per-call floor: a call cannot be issued faster than one
                              ///< kernel launch (it overlaps the kernel before it)
+  int min_channels = 0;      ///< NCCL_MIN_NCHANNELS (NCCL_MIN_CTAS): 0 leaves NCCL's count
+  int max_channels = 64;     ///< NCCL_MAX_NCHANNELS (NCCL_MAX_CTAS), at most MAXCHANNELS (64)
   int ranks() const { return nodes * ranks_per_node; }
 };
 
@@ -60,6 +62,9 @@ struct NcclGraph {
 /// The ring/tree graph (same channels) and the NVLS graph of `m`.
 NcclGraph nccl_ring_graph(const NcclMachine& m);
 NcclGraph nccl_nvls_graph(const NcclMachine& m);
+/// The communicator's ring/tree channels (ncclTopoPostset): twice the graph's, cut to
+/// NCCL_MAX_NCHANNELS, then copied up to NCCL_MIN_NCHANNELS, at most 64.
+int nccl_comm_channels(const NcclMachine& m);
 
 /// One call as NCCL would run it.
 struct NcclCall {

@@ -37,6 +37,8 @@ struct WorldOptions {
   bool nccl = false;
   std::string nccl_algo = "auto";
   std::string nccl_proto = "auto";  ///< NCCL_PROTO
+  int nccl_min_nchannels = 0;        ///< NCCL_MIN_NCHANNELS (0: NCCL's own count)
+  int nccl_max_nchannels = 64;       ///< NCCL_MAX_NCHANNELS
   Config config;                     ///< runtime knobs (simulate() only)
   TimelineWriter* timeline = nullptr;  ///< shared timeline in simulated time (may be null)
   std::ostream* log = nullptr;       ///< runtime log stream (default std::cerr)
