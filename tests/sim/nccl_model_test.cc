@@ -116,6 +116,32 @@ TEST(NcclModel, OneNodeH100RingCurve) {
   }
 }
 
+// The same machine and NCCL, allgather and reduce-scatter rings (together-nccl-tests,
+// 20260305_220043, all_gather_ring.out / reduce_scatter_ring.out; not used to set anything).
+// From 256 MiB within 10 %; below, printed: the runs' single-thread launch floor (~35 us for
+// every collective) is in the clock as ring steps, so the 7-step collectives come out at
+// 19.4 us (docs/nccl_model.md, "What the step measures").
+TEST(NcclModel, OneNodeH100AllgatherReducescatterRings) {
+  const NcclMachine m = machine(dgx("H100", 1, 400), 8);
+  const struct { NcclColl coll; double pub[7]; } curves[] = {
+      {NcclColl::kAllgather, {22.02, 88.77, 207.36, 278.45, 320.49, 344.53, 357.90}},
+      {NcclColl::kReducescatter, {22.60, 88.02, 203.96, 284.43, 327.04, 346.49, 363.18}}};
+  const double sizes[7] = {1 * kMiB, 4 * kMiB, 16 * kMiB, 64 * kMiB, 256 * kMiB, kGiB, 8 * kGiB};
+  for (const auto& c : curves) {
+    for (int i = 0; i < 7; ++i) {
+      NcclCall call;
+      const double got = busbw(m, c.coll, sizes[i], "ring", &call);
+      char what[64];
+      std::snprintf(what, sizeof what, "H100 x8 %s ring %5.0f MiB (%s)", c.coll == NcclColl::kAllgather ? "AG" : "RS",
+                    sizes[i] / kMiB, nccl_proto_name(call.proto));
+      check(what, got, c.pub[i], sizes[i] >= 256 * kMiB ? 0.10 : -1);
+    }
+    const NcclCall tiny = nccl_call(m, c.coll, 1024, "ring");
+    check(c.coll == NcclColl::kAllgather ? "H100 x8 AG ring 1 KiB time us" : "H100 x8 RS ring 1 KiB time us",
+          tiny.seconds * 1e6, 35, -1);
+  }
+}
+
 // Published nccl-tests rings on 4 DGX H100 nodes with 8 x NDR each (about 365, 358, 225 and
 // 125 GB/s at 16 GiB, 1 GiB, 64 MiB and 16 MiB): within 10 % from 256 MiB, 20 % below.
 TEST(NcclModel, FourNodeH100Ring) {
