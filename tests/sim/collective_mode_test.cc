@@ -108,6 +108,12 @@ TEST(CollectiveMode, NcclChannels) {
   time_of(" --set runtime.nccl_min_nchannels=32", &ch, &out);
   EXPECT_EQ(ch, 32);
   EXPECT_NE(out.find("NCCL_MIN_NCHANNELS 32"), std::string::npos) << out;
+  // On a scenario whose GPU collectives are the runtime's own, NCCL's variables shape the raw
+  // column only; the hvd column runs as before.
+  std::string err;
+  ASSERT_EQ(run_hvdsim(std::string(HVD_SOURCE_DIR) + "/scenarios/roce25.json -q --set runtime.nccl_max_nchannels=1"
+                           " --collective allreduce -b 1M -e 1M --np 8 -n 1 -w 0", &err, &out), 0) << err;
+  EXPECT_NE(out.find("NCCL_MAX_NCHANNELS 1"), std::string::npos) << out;
 }
 
 // A flag the mode does not use, an algorithm that cannot run, a bad scenario value: one line,
@@ -135,6 +141,10 @@ TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
       {kH100 + " -q --set cluster.nodes=2 --set 'workload.models=[\"resnet50\"]' --set 'sweep.np=[16]' --set runtime.nccl_algo=nvls_tree --set runtime.nccl_proto=LL128",
        "runtime.nccl_algo: nvls_tree with runtime.nccl_proto LL128 cannot run allreduce on 2 node(s)"},
       {one + " --set runtime.nccl_proto=LL256", "runtime.nccl_proto: \"LL256\" is not one of auto, LL, LL128, Simple"},
+      {std::string(HVD_SOURCE_DIR) + "/scenarios/roce25.json -q --set 'sweep.np=[2]' --set 'workload.models=[\"resnet50\"]' --set runtime.nccl_algo=ring",
+       "runtime.nccl_algo: applies to NCCL's collectives (runtime.gpu_operations \"nccl\")"},
+      {std::string(HVD_SOURCE_DIR) + "/scenarios/roce25.json -q --set 'sweep.np=[2]' --set 'workload.models=[\"resnet50\"]' --set runtime.nccl_max_nchannels=4",
+       "runtime.nccl_max_nchannels: applies to NCCL's collectives"},
       {one + " --set runtime.nccl_min_nchannels=65", "runtime.nccl_min_nchannels: 65 is not an integer from 0 to 64"},
       {one + " --set runtime.nccl_max_nchannels=0", "runtime.nccl_max_nchannels: 0 is not an integer from 1 to 64"},
       {one + " --set runtime.nccl_max_nchannels=2.5", "runtime.nccl_max_nchannels: 2.5 is not an integer from 1 to 64"},

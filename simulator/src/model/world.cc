@@ -114,6 +114,19 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   }
   fabric->cache_bytes = o.model.cache_bytes;
   fabric->cache_curve = o.model.cache_curve;
+  // NCCL's variables act on NCCL's collectives only: a job whose GPU collectives are the
+  // runtime's own would ignore them, so they are refused rather than silently dropped.
+  if (!o.nccl) {
+    const char* set = o.nccl_algo != "auto"          ? "runtime.nccl_algo"
+                      : o.nccl_proto != "auto"       ? "runtime.nccl_proto"
+                      : o.nccl_min_nchannels != 0    ? "runtime.nccl_min_nchannels"
+                      : o.nccl_max_nchannels != 64   ? "runtime.nccl_max_nchannels"
+                                                     : nullptr;
+    if (set)
+      return Status::InvalidArgument(std::string(set) +
+                                     ": applies to NCCL's collectives (runtime.gpu_operations \"nccl\"); this scenario's GPU "
+                                     "collectives are the runtime's own (gpu_operations \"hvd\")");
+  }
   if (o.nccl) {
     auto m = nccl_machine(o.cluster, o.np);
     if (!m.ok()) return m.status();

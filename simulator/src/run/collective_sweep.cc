@@ -42,7 +42,12 @@ Status simulate_collective_sweep(const ScenarioPoint& pt, int np, NcclColl coll,
   std::string result;
   HVD_RETURN_IF_ERROR(run_isolated(
       [&](std::string* res) {
-        const WorldOptions wo = world_options(pt, np);
+        WorldOptions wo = world_options(pt, np);
+        if (!wo.nccl) {  // NCCL's variables are the raw column's; the runtime's own collectives run here
+          wo.nccl_algo = wo.nccl_proto = "auto";
+          wo.nccl_min_nchannels = 0;
+          wo.nccl_max_nchannels = 64;
+        }
         std::vector<double> worst(sizes.size(), 0.0);
         std::vector<Status> st(static_cast<size_t>(np));
         HVD_RETURN_IF_ERROR(simulate(wo, [&](Runtime& rt, RankSeams& seams) {
