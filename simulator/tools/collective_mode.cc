@@ -34,6 +34,7 @@ void print(const Scenario& sc, const CollectiveArgs& a, NcclColl coll, const Ncc
               sc.source.c_str(), np, m.nodes, m.ranks_per_node, reduces ? " sum" : "");
   std::printf("# raw: NCCL as its tuner picks it, on the model's clock (NCCL_ALGO %s, NCCL_PROTO %s, ", algo.c_str(),
               proto.c_str());
+  if (m.gpus_per_thread > 1) std::printf("-g %d: one thread launches %d GPUs' kernels, ", m.gpus_per_thread, m.gpus_per_thread);
   if (m.min_channels > 0) std::printf("NCCL_MIN_NCHANNELS %d, ", m.min_channels);
   if (m.max_channels < 64) std::printf("NCCL_MAX_NCHANNELS %d, ", m.max_channels);
   std::printf("docs/nccl_model.md)");
@@ -63,6 +64,7 @@ Status write_report(const std::string& path, const Scenario& sc, const Collectiv
   nlohmann::json j = {{"collective", a.collective}, {"np", m.ranks()}, {"nodes", m.nodes},
                       {"scenario", sc.source}, {"nccl_algo", algo}, {"nccl_proto", proto},
                       {"nccl_min_nchannels", m.min_channels}, {"nccl_max_nchannels", m.max_channels},
+                      {"gpus_per_thread", m.gpus_per_thread},
                       {"rows", nlohmann::json::array()}};
   std::ostringstream csv;
   csv << "bytes,count,raw_time_s,raw_algbw_gbps,raw_busbw_gbps,algorithm,protocol,channels,hvd_time_s,hvd_algbw_gbps,hvd_busbw_gbps\n";
@@ -113,6 +115,12 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
   }
   machine->min_channels = pt.nccl_min_nchannels;
   machine->max_channels = pt.nccl_max_nchannels;
+  if (a.gpus_per_thread > machine->ranks_per_node) {
+    std::cerr << "hvdsim: --ngpus: " << a.gpus_per_thread << " GPUs per thread, but a node runs "
+              << machine->ranks_per_node << " ranks (nccl-tests -g drives GPUs of one node)\n";
+    return 2;
+  }
+  machine->gpus_per_thread = a.gpus_per_thread;
   if (!nccl_call(*machine, coll, 1 << 20, pt.nccl_algo, pt.nccl_proto).ok) {
     std::cerr << "hvdsim: runtime.nccl_algo: " << pt.nccl_algo
               << (pt.nccl_proto != "auto" ? " with runtime.nccl_proto " + pt.nccl_proto : std::string())

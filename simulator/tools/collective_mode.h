@@ -18,6 +18,7 @@ struct CollectiveArgs {
   int np = 0;              ///< 0: the largest of sweep.np
   int iters = 20, warmup = 5;
   bool raw_only = false;   ///< no runtime simulation: the raw column alone
+  int gpus_per_thread = 1; ///< nccl-tests -g: GPUs one host thread drives (raw column)
   std::string report_path; ///< JSON report (and CSV beside it); "" for none
 };
 

@@ -116,6 +116,29 @@ TEST(CollectiveMode, NcclChannels) {
   EXPECT_NE(out.find("NCCL_MAX_NCHANNELS 1"), std::string::npos) << out;
 }
 
+// -g N, as nccl-tests: one host thread launches N GPUs' kernels, so a small call costs the
+// thread's launch (33.3 us on 8 GPUs) instead of NCCL's own latency; large calls barely move.
+TEST(CollectiveMode, GpusPerThreadAsNcclTests) {
+  TempDir t;
+  auto row = [&](const std::string& extra, const std::string& b) {
+    const fs::path report = t.dir / "g.json";
+    std::string err, out;
+    EXPECT_EQ(run_hvdsim(kH100 + " -q --set cluster.nodes=1 --set runtime.nccl_algo=ring --collective allreduce -b " + b +
+                             " -e " + b + " --raw-only --report " + report.string() + extra, &err, &out), 0) << err;
+    return read_json(report);
+  };
+  const auto one = row("", "8"), eight = row(" -g 8", "8");
+  EXPECT_EQ(one["gpus_per_thread"], 1);
+  EXPECT_EQ(eight["gpus_per_thread"], 8);
+  const double t1 = one["rows"][0]["raw"]["time_s"].get<double>(), t8 = eight["rows"][0]["raw"]["time_s"].get<double>();
+  EXPECT_NEAR(t8 * 1e6, 5.56 + 7 * 3.96, 0.05);
+  EXPECT_LT(t1, 0.6 * t8);
+  const double big1 = row("", "1G")["rows"][0]["raw"]["time_s"].get<double>();
+  const double big8 = row(" -g 8", "1G")["rows"][0]["raw"]["time_s"].get<double>();
+  EXPECT_GE(big8, big1);
+  EXPECT_LT(big8, 1.01 * big1);
+}
+
 // A flag the mode does not use, an algorithm that cannot run, a bad scenario value: one line,
 // exit 2.
 TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
@@ -131,6 +154,8 @@ TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
       {one + " --collective allreduce -j 2", "hvdsim: --parallel: not with --collective"},
       {one + " --collective allreduce --raw-only -n 5", "hvdsim: --raw-only: no runtime calls to time"},
       {one + " --collective allreduce -e 1000000TiB", "hvdsim: --maxbytes: 1000000TiB is larger than 64 GiB"},
+      {one + " -g 2", "hvdsim: --ngpus: applies to --collective only"},
+      {one + " --collective allreduce --raw-only -g 9", "hvdsim: --ngpus: 9 GPUs per thread, but a node runs 8 ranks"},
       {one + " --set runtime.nccl_algo=collnet --collective allreduce", "hvdsim: runtime.nccl_algo: collnet cannot run allreduce"},
       {one + " --set runtime.nccl_algo=tree --collective broadcast", "hvdsim: runtime.nccl_algo: tree cannot run broadcast"},
       {one + " --set runtime.nccl_algo=fast", "runtime.nccl_algo: \"fast\" is not one of auto, ring, tree, nvls, nvls_tree, collnet"},

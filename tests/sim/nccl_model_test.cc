@@ -52,6 +52,13 @@ NcclMachine machine(const ClusterSpec& c, int np) {
   return m.ok() ? *m : NcclMachine{};
 }
 
+// The same, as nccl-tests runs it with one host thread driving every GPU of the node (-g N).
+NcclMachine one_thread(const ClusterSpec& c, int np) {
+  NcclMachine m = machine(c, np);
+  m.gpus_per_thread = m.ranks_per_node;
+  return m;
+}
+
 // NVIDIA's reference large-message allreduce bus bandwidths (GTC 2024 S62129), 4 GiB.
 TEST(NcclModel, NvidiaReferenceBusBandwidths) {
   const double s = 4 * kGiB;
@@ -76,18 +83,39 @@ TEST(NcclModel, NvidiaReferenceBusBandwidths) {
   check("2 x 8 A100, one 100GbE NIC, TCP sockets", busbw(machine(tcp, 16), NcclColl::kAllreduce, s, "ring"), 10, 0.10);
 }
 
-// The clock's NVSwitch step and per-call cost come from this series (nccl-tests on a DGX
-// A100, NCCL_ALGO=Ring, one channel, LL, 8-128 B; NVIDIA/nccl-tests#123): the line through it
-// stays within 0.7 us of every point.
-TEST(NcclModel, SwitchStepFromDgxA100Latencies) {
+// nccl-tests' single-thread launch comes from this series (nccl-tests on a DGX A100 with one
+// thread driving every GPU, -g N, NCCL_ALGO=Ring, one channel, LL, 8-128 B; NVIDIA/nccl-tests#123):
+// the line through it stays within 0.7 us of every point. With one process per GPU the same
+// calls take NCCL's own latency, 7.8-15.0 us.
+TEST(NcclModel, SingleThreadLaunchFromDgxA100Latencies) {
   const double measured_us[] = {10.0, 13.76, 16.88, 20.8, 25.2, 29.5, 33.7};
   for (int gpus = 2; gpus <= 8; ++gpus) {
-    const NcclCall c = nccl_call(machine(dgx("A100", 1, 200), gpus), NcclColl::kAllreduce, 128, "ring");
+    const NcclCall c = nccl_call(one_thread(dgx("A100", 1, 200), gpus), NcclColl::kAllreduce, 128, "ring");
     char what[64];
-    std::snprintf(what, sizeof what, "A100 x%d ring 128 B time us (%s)", gpus, nccl_proto_name(c.proto));
+    std::snprintf(what, sizeof what, "A100 x%d ring 128 B -g %d time us (%s)", gpus, gpus, nccl_proto_name(c.proto));
     EXPECT_EQ(c.proto, NcclProto::kLL);
     const double want = measured_us[gpus - 2];
     check(what, c.seconds * 1e6, want, 0.7 / want);
+    const NcclCall own = nccl_call(machine(dgx("A100", 1, 200), gpus), NcclColl::kAllreduce, 128, "ring");
+    EXPECT_LT(own.seconds, c.seconds);
+    EXPECT_NEAR(own.seconds * 1e6, 6.6 + 2 * (gpus - 1) * 0.6, 0.05);  // the tuner's LL ring latency
+  }
+}
+
+// One process per GPU on 8 H100 SXM (NVIDIA/dgxc-benchmarking, nccl/README.md, sample
+// all_reduce_perf output, `nThread 1 nGpus 1`, eight processes, default algorithm): the small
+// sizes run ring/LL under any NCCL choice. From NCCL's own latencies: below 1 MiB within 30 %
+// (the DESIGN's criterion for the small-message floor), 1 MiB within 10 %.
+TEST(NcclModel, OneNodeH100OneProcessPerGpu) {
+  const NcclMachine m = machine(dgx("H100", 1, 400), 8);
+  const double pub[][2] = {{8, 13.67}, {1024, 16.94}, {32 * kKiB, 19.33}, {512 * kKiB, 20.66}, {1 * kMiB, 27.37}};
+  for (const auto& [bytes, us] : pub) {
+    const NcclCall c = nccl_call(m, NcclColl::kAllreduce, static_cast<size_t>(bytes), "auto");
+    EXPECT_EQ(c.algo, NcclAlgo::kRing);
+    EXPECT_EQ(c.proto, NcclProto::kLL);
+    char what[64];
+    std::snprintf(what, sizeof what, "H100 x8 1 proc/GPU %7.0f B time us", bytes);
+    check(what, c.seconds * 1e6, us, bytes < kMiB ? 0.30 : 0.10);
   }
 }
 
@@ -96,7 +124,7 @@ TEST(NcclModel, SwitchStepFromDgxA100Latencies) {
 // fitted. 2 MiB is printed as a gap: NCCL's tuner, which the model follows, still takes LL
 // there, and the published curve (2 MiB faster than 1 MiB) shows NCCL had left LL by then.
 TEST(NcclModel, OneNodeH100RingCurve) {
-  const NcclMachine m = machine(dgx("H100", 1, 400), 8);
+  const NcclMachine m = one_thread(dgx("H100", 1, 400), 8);  // nThread 1 nGpus 8
   const double pub[][2] = {{1 * kMiB, 39.4},   {2 * kMiB, 87.3},   {4 * kMiB, 138.3},  {8 * kMiB, 182.4},
                            {16 * kMiB, 231.9}, {32 * kMiB, 274.5}, {64 * kMiB, 318.6}, {128 * kMiB, 334.3},
                            {256 * kMiB, 347.6}, {512 * kMiB, 355.7}, {kGiB, 360.1}, {2 * kGiB, 363.8},
@@ -118,11 +146,11 @@ TEST(NcclModel, OneNodeH100RingCurve) {
 
 // The same machine and NCCL, allgather and reduce-scatter rings (together-nccl-tests,
 // 20260305_220043, all_gather_ring.out / reduce_scatter_ring.out; not used to set anything).
-// From 256 MiB within 10 %; below, printed: the runs' single-thread launch floor (~35 us for
-// every collective) is in the clock as ring steps, so the 7-step collectives come out at
-// 19.4 us (docs/nccl_model.md, "What the step measures").
+// Within 10 % from 256 MiB, 20 % below, and the single-thread floor (~35 us for every
+// collective) within 30 %, but 4 MiB: NCCL's tuner keeps LL there (to 4.4 MiB for these
+// 7-step rings), and the run had left it, as the allreduce ring had at 2 MiB.
 TEST(NcclModel, OneNodeH100AllgatherReducescatterRings) {
-  const NcclMachine m = machine(dgx("H100", 1, 400), 8);
+  const NcclMachine m = one_thread(dgx("H100", 1, 400), 8);  // nThread 1 nGpus 8
   const struct { NcclColl coll; double pub[7]; } curves[] = {
       {NcclColl::kAllgather, {22.02, 88.77, 207.36, 278.45, 320.49, 344.53, 357.90}},
       {NcclColl::kReducescatter, {22.60, 88.02, 203.96, 284.43, 327.04, 346.49, 363.18}}};
@@ -134,24 +162,28 @@ TEST(NcclModel, OneNodeH100AllgatherReducescatterRings) {
       char what[64];
       std::snprintf(what, sizeof what, "H100 x8 %s ring %5.0f MiB (%s)", c.coll == NcclColl::kAllgather ? "AG" : "RS",
                     sizes[i] / kMiB, nccl_proto_name(call.proto));
-      check(what, got, c.pub[i], sizes[i] >= 256 * kMiB ? 0.10 : -1);
+      check(what, got, c.pub[i], sizes[i] == 4 * kMiB ? -1 : sizes[i] >= 256 * kMiB ? 0.10 : 0.20);
     }
     const NcclCall tiny = nccl_call(m, c.coll, 1024, "ring");
     check(c.coll == NcclColl::kAllgather ? "H100 x8 AG ring 1 KiB time us" : "H100 x8 RS ring 1 KiB time us",
-          tiny.seconds * 1e6, 35, -1);
+          tiny.seconds * 1e6, 35, 0.30);
   }
 }
 
-// Published nccl-tests rings on 4 DGX H100 nodes with 8 x NDR each (about 365, 358, 225 and
-// 125 GB/s at 16 GiB, 1 GiB, 64 MiB and 16 MiB): within 10 % from 256 MiB, 20 % below.
-TEST(NcclModel, FourNodeH100Ring) {
+// nccl-tests on 4 x 8 H100 with 8 x 400G InfiniBand each, NCCL 2.26.2, one process per GPU,
+// NCCL's default algorithm (NVIDIA/nccl-tests#309, the VM cluster: about 365, 358, 225 and 125
+// GB/s at 16 GiB, 1 GiB, 64 MiB and 16 MiB): NCCL chooses in both, so the model's choice is
+// compared (a ring from 256 MiB, NVLS tree below). Within 10 % from 256 MiB, 20 % below.
+TEST(NcclModel, FourNodeH100Default) {
   const NcclMachine m = machine(dgx("H100", 4, 400), 32);
-  const double pub[][2] = {{16 * kGiB, 365}, {kGiB, 358}, {64 * kMiB, 225}, {16 * kMiB, 125}};
+  const double pub[][2] = {{16 * kGiB, 365.84}, {kGiB, 358.14}, {64 * kMiB, 224.53}, {16 * kMiB, 125.23}};
   for (const auto& [bytes, gbps] : pub) {
     NcclCall c;
-    const double got = busbw(m, NcclColl::kAllreduce, bytes, "ring", &c);
+    const double got = busbw(m, NcclColl::kAllreduce, bytes, "auto", &c);
+    EXPECT_EQ(c.algo, bytes >= 256 * kMiB ? NcclAlgo::kRing : NcclAlgo::kNvlsTree);
     char what[64];
-    std::snprintf(what, sizeof what, "4 x H100 x8 ring %6.0f MiB (%s)", bytes / kMiB, nccl_proto_name(c.proto));
+    std::snprintf(what, sizeof what, "4 x H100 x8 auto %6.0f MiB (%s/%s)", bytes / kMiB, nccl_algo_name(c.algo),
+                  nccl_proto_name(c.proto));
     check(what, got, gbps, bytes >= 256 * kMiB ? 0.10 : 0.20);
   }
 }
@@ -196,13 +228,14 @@ TEST(NcclModel, TimeGrowsWithSizeAndRanks) {
   }
 }
 
-// NVLS on one node of 8 H100 SXM: nccl-tests, NCCL 2.26.2, NVLS enabled, out of place
-// (togethercomputer/together-nccl-tests, benchmarks/H100/results/20260306_001221_slurm/
-// all_reduce_nvls.out), busbw GB/s. Nothing in the NVLS clock was set from it: the rate is one
-// NVLink x n/(n+1), the per-loop wait two switch transits (the DGX A100 series), the chunk
-// sizes NCCL's. Every point within 10 %.
+// NVLS on one node of 8 H100 SXM: nccl-tests, NCCL 2.26.2, NVLS enabled, out of place, one
+// thread driving the eight GPUs (togethercomputer/together-nccl-tests, benchmarks/H100/results/
+// 20260306_001221_slurm/all_reduce_nvls.out), busbw GB/s. Nothing in the NVLS clock was set from
+// it: the rate is one NVLink x n/(n+1), the per-loop wait the tuner's Simple step through
+// NVLink, the chunk sizes NCCL's. Within 10 % from 256 MiB and 20 % below (the DESIGN's
+// criterion for held-out curves).
 TEST(NcclModel, OneNodeH100NvlsCurve) {
-  const NcclMachine m = machine(dgx("H100", 1, 400), 8);
+  const NcclMachine m = one_thread(dgx("H100", 1, 400), 8);  // nThread 1 nGpus 8
   const double published[] = {44.07, 83.72, 131.23, 173.32, 233.27, 293.46, 358.47,
                               399.58, 422.63, 436.17, 466.96, 472.76, 476.45, 479.32};
   double bytes = 1 * kMiB;
@@ -212,7 +245,7 @@ TEST(NcclModel, OneNodeH100NvlsCurve) {
     EXPECT_EQ(c.algo, NcclAlgo::kNvls);
     char what[64];
     std::snprintf(what, sizeof what, "1 x DGX H100 NVLS %6.0f MiB", bytes / kMiB);
-    check(what, bw, p, 0.10);
+    check(what, bw, p, bytes >= 256 * kMiB ? 0.10 : 0.20);
     bytes *= 2;
   }
 }

@@ -1,8 +1,9 @@
 // NCCL 2.26's tuner (src/graph/tuning.cc), its topology search's channel counts
 // (src/graph/search.cc) and its per-call channel choice (src/enqueue.cc), over the links of a
 // modelled machine, and the clock the chosen call runs on. Every tuner constant below is
-// NCCL's, quoted with its source line in ../shared/reference/nccl-facts.json; the clock's two
-// (kSwitchStepUs, kKernelFixedUs) are measured; docs/nccl_model.md says where the model departs.
+// NCCL's, quoted with its source line in ../shared/reference/nccl-facts.json; the clock's own
+// (the single-thread launch of nccl-tests -g, NVLS's loop, its share across nodes, NVLS tree's
+// fill) are measured or derived; docs/nccl_model.md says where the model departs.
 #include "hvd/sim/nccl_model.h"
 
 #include <strings.h>
@@ -45,15 +46,25 @@ constexpr double kSpeedInter[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0
                                   7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 constexpr double kSpeedInterSm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                       15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-// The clock, where it departs from the tuner (docs/nccl_model.md, "The clock"): a step of a
-// ring or a tree through NVSwitch costs one store crossing the switch and the receiver seeing
-// its flag. Measured by nccl-tests on a DGX A100 (NVIDIA/nccl-tests#123: NCCL_ALGO=Ring,
-// one channel, LL, 8-128 B, 2 to 8 GPUs: 10.0, 13.76, 16.88, 20.8, 25.2, 29.5, 33.7 us):
-// a least-squares line over the 2(n-1) steps gives 1.98 us per step and 5.56 us per call
-// (residuals under 0.61 us). LL and LL128 carry their flag in the data line: one transit
-// a step; Simple writes its data, fences, then writes the flag: two.
-constexpr double kSwitchStepUs = 1.98;
-constexpr double kKernelFixedUs = 5.56;
+// The clock takes NCCL's own latencies (the tuner's, which NVIDIA sets from nccl-tests with one
+// thread per GPU: NVIDIA/nccl-tests#123), as a job with one process per GPU sees them; checked
+// against NVIDIA's one-process-per-GPU sample on 8 H100 (13.3 us at 8 B against the tuner's 15.0).
+// nccl-tests with one host thread driving several GPUs (-g N) adds the thread's launching of
+// their kernels in turn: the call cannot end before the last GPU's kernel runs, and the
+// protocol's own latency passes while the thread launches. Measured: DGX A100, all_reduce_perf
+// -g N, ring, one channel, LL, 8-128 B (NVIDIA/nccl-tests#123: 10.0, 13.76, 16.88, 20.8, 25.2,
+// 29.5, 33.7 us for 2..8 GPUs), a line of 5.56 us + 3.96 us per GPU after the first (residuals
+// under 0.61 us); NVIDIA's reply there: the CPU is the bottleneck.
+// An LL128 step through NVSwitch: the tuner's 1.9 us is twice what one thread per GPU measures
+// (DGX A100, nccl-tests -t N, NCCL_PROTO=LL128, one channel: ~20..~32 us for 2..8 GPUs, 1.0 us a
+// step; NVIDIA/nccl-tests#123), and the published one-node H100 ring's LL128 sizes (4-32 MiB)
+// leave at most 1.4 us a step beside the tuner's base latency.
+constexpr double kLL128SwitchStepUs = 1.0;
+constexpr double kLaunchFixedUs = 5.56;
+constexpr double kLaunchPerGpuUs = 3.96;
+double launch_floor_us(const NcclMachine& m) {
+  return m.gpus_per_thread > 1 ? kLaunchFixedUs + kLaunchPerGpuUs * (m.gpus_per_thread - 1) : 0;
+}
 // NVLS with a network below it (NVLS tree, or NVLS over CollNet/SHARP) runs at a share of the
 // one-node NVLS rate: with a network, the kernel's warps of each NVLS channel are split
 // between NVLink SHARP reduce/multicast and network send/receive (src/device/all_reduce.h:
@@ -76,8 +87,9 @@ constexpr double kNvlsTreeFillLoops = 2;
 // carries the buffer once plus its slice each way: per channel one link's rate x n/(n+1). A
 // loop of one chunk per GPU (NCCL's chunk sizes: NCCL_NVLS_CHUNKSIZE 128 KiB, then 64 KiB under
 // 64 x, 32 KiB under 8 x and 16 KiB under 2 x (channels x heads x chunk) bytes) reduces only once
-// every GPU's part has landed: a flag after the data through the switch, two transits of
-// kSwitchStepUs a loop. The multicast stage trails the reduce by one loop.
+// every GPU's part has landed: a flag written after the data and fenced, what the tuner prices
+// a Simple step through NVLink (3.4 us) a loop. The multicast stage trails the reduce by one loop.
+// Under nccl-tests' single-thread launch the latencies pass while the kernels start (`floor_us`).
 // NCCL's chunk for an NVLS call (calcCollChunking): starting from `chunk`, each {multiple, size}
 // in turn cuts it to `size` when the call is under multiple x (concurrent ops x chunk) bytes.
 double nvls_chunk(double chunk, double bytes, double ops, std::initializer_list<std::pair<double, double>> cuts) {
@@ -85,12 +97,13 @@ double nvls_chunk(double chunk, double bytes, double ops, std::initializer_list<
     if (bytes < multiple * ops * chunk && chunk > size) chunk = size;
   return chunk;
 }
-double nvls_one_node_us(double bytes, int ppn, int nch, double link_gbps, double lat_us) {
+double nvls_one_node_us(double bytes, int ppn, int nch, double link_gbps, double lat_us, double floor_us) {
   const double heads = ppn, ops = nch * heads;
   const double chunk = nvls_chunk(128 * 1024, bytes, ops, {{64, 65536}, {8, 32768}, {2, 16384}});
   const double rate = 1000.0 * link_gbps * heads / (heads + 1);  // bytes per us per channel
   const double loops = bytes / (ops * chunk);
-  return lat_us + (loops + 1) * heads * chunk / rate + (std::ceil(loops) + 1) * 2 * kSwitchStepUs;
+  const double waits = (std::ceil(loops) + 1) * kHwLatNvlink[kRing][kSimple];
+  return std::max(floor_us, lat_us + waits) + (loops + 1) * heads * chunk / rate;
 }
 // NVLink per link as NCCL counts it (topo.h L13-L34), by generation.
 double nvlink_per_link(int arch) { return arch >= 90 ? 20.6 : arch >= 70 ? 20.0 : 18.0; }
@@ -212,9 +225,9 @@ double nccl_bus_factor(NcclColl coll, int n) {
 namespace {
 
 // The tuner's estimate in us for one (algorithm, protocol), or < 0 where it cannot run. With
-// `clock`, the time the call takes: the same bandwidths, but ring and tree steps through
-// NVSwitch priced at their measured transit (kSwitchStepUs) and a fixed cost per call
-// (kKernelFixedUs) in place of the tuner's base latency.
+// `clock`, the time the call takes: the same latencies and bandwidths, with the channels the
+// job set, NVLS as it moves and waits, and nccl-tests' single-thread launch as a floor under
+// the latency.
 double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p, bool clock) {
   const int n = m.ranks(), nodes = m.nodes, ppn = m.ranks_per_node;
   if (n == 1) return a == kRing ? 0 : -1;
@@ -265,11 +278,10 @@ double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p
   const double alg = bus * (a == kRing ? static_cast<double>(n) / nsteps : (a == kNvls || a == kNvlsTree) ? 5.0 / 6.0 : 0.5);
   // Latency.
   const auto& intra_hw = m.nvlink > 0 ? kHwLatNvlink : kHwLatPci;
-  const bool switch_clock = clock && m.nvswitch && (a == kRing || a == kTree);
-  const double intra = switch_clock ? kSwitchStepUs * (p == kSimple ? 2 : 1) : intra_hw[a][p];
+  const double intra = clock && m.nvswitch && p == kLL128 && (a == kRing || a == kTree) ? kLL128SwitchStepUs : intra_hw[a][p];
   const double inter = (ppn == 1 ? kHwLatNet[kTree][p] : kHwLatNet[a][p]);
   const double overhead = nodes > 1 ? (m.amd_cpu ? 2.0 : 1.0) * (p == kSimple ? 3 : 1) : 0;
-  double lat = switch_clock ? kKernelFixedUs : kBaseLat[a][p];
+  double lat = kBaseLat[a][p];
   if (a == kRing && bcast) {
     lat += nodes > 1 ? kHwLatNet[kRing][p] : intra;  // one ring order for every channel
   } else if (a == kRing) {
@@ -290,10 +302,12 @@ double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p
     if (bytes >= 64 && i < 23) bus *= kTreeCorrection[p][i];
   }
   double alg_bw = a == kTree && ar ? bus * 0.5 : alg;
-  if (clock && a == kNvls && ar && nodes == 1 && alg_bw > 0) return nvls_one_node_us(bytes, ppn, nv.channels, nv.bw, lat);
+  if (clock && a == kNvls && ar && nodes == 1 && alg_bw > 0)
+    return nvls_one_node_us(bytes, ppn, nv.channels, nv.bw, lat, launch_floor_us(m));
   if (clock && nodes > 1 && (a == kNvls || a == kNvlsTree)) alg_bw *= kNvlsNetworkShare;
   if (alg_bw <= 0) return -1;
   if (a == kRing && p == kSimple && ar && nodes > 1 && bytes / (2.0 * nch * n) >= 64) lat *= m.arch >= 80 ? 1.4 : 1.9;
+  if (clock) lat = std::max(lat, launch_floor_us(m));
   double fill = 0;
   if (clock && a == kNvlsTree) {
     const double heads = ppn, ops = nch * heads;
@@ -325,8 +339,8 @@ double alltoall_us(const NcclMachine& m, double bytes) {
   const double nic_bw = std::min(m.pcie, m.nic) * m.nics_per_node / ppn;
   const double t_intra = per_peer * (ppn - 1) / (1000.0 * intra_bw);
   const double t_inter = per_peer * (n - ppn) / (1000.0 * nic_bw);
-  const double nvlink_lat = m.nvswitch ? kKernelFixedUs + 2 * kSwitchStepUs : kBaseLat[kRing][kSimple] + kHwLatNvlink[kRing][kSimple];
-  const double lat = m.nodes > 1 ? kBaseLat[kRing][kSimple] + kHwLatNet[kRing][kSimple] : nvlink_lat;
+  const double nvlink_lat = kBaseLat[kRing][kSimple] + kHwLatNvlink[kRing][kSimple];
+  const double lat = std::max(launch_floor_us(m), m.nodes > 1 ? kBaseLat[kRing][kSimple] + kHwLatNet[kRing][kSimple] : nvlink_lat);
   return lat + std::max(t_intra, t_inter);
 }
 

@@ -1,8 +1,9 @@
 // NCCL's data path on a modelled machine: which algorithm and protocol NCCL 2.26 picks for a
 // collective, as NCCL's own tuner picks it (src/graph/tuning.cc, search.cc, enqueue.cc of
 // NVIDIA/nccl v2.26.6-1) from the machine's links, how many channels it runs, and how long
-// the call takes on the model's clock: the tuner's bandwidths, steps through NVSwitch and the
-// per-call cost as measured by nccl-tests, the kernel launch as a floor. The links come from
+// the call takes on the model's clock: the tuner's latencies and bandwidths, NVLS as it moves
+// and waits, nccl-tests' single-thread launch where one thread drives several GPUs, the kernel
+// launch as a floor. The links come from
 // the scenario's cluster; the constants, their sources and where the model departs from
 // NCCL are in docs/nccl_model.md.
 #pragma once
@@ -48,6 +49,8 @@ struct NcclMachine {
                              ///< kernel launch (it overlaps the kernel before it)
   int min_channels = 0;      ///< NCCL_MIN_NCHANNELS (NCCL_MIN_CTAS): 0 leaves NCCL's count
   int max_channels = 64;     ///< NCCL_MAX_NCHANNELS (NCCL_MAX_CTAS), at most MAXCHANNELS (64)
+  int gpus_per_thread = 1;   ///< GPUs one host thread drives, launching their kernels in turn
+                             ///< (nccl-tests -g); 1: a process per GPU, as Horovod runs
   int ranks() const { return nodes * ranks_per_node; }
 };
 
