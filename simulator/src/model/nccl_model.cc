@@ -48,7 +48,7 @@ constexpr double kSpeedInterSm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 
                                       15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 // The clock takes NCCL's own latencies (the tuner's, which NVIDIA sets from nccl-tests with one
 // thread per GPU: NVIDIA/nccl-tests#123), as a job with one process per GPU sees them; checked
-// against NVIDIA's one-process-per-GPU sample on 8 H100 (13.3 us at 8 B against the tuner's 15.0).
+// against NVIDIA's one-process-per-GPU sample on 8 H100 (13.0-13.7 us at 8 B; the tuner's 15.0).
 // nccl-tests with one host thread driving several GPUs (-g N) adds the thread's launching of
 // their kernels in turn: the call cannot end before the last GPU's kernel runs, and the
 // protocol's own latency passes while the thread launches. Measured: DGX A100, all_reduce_perf
@@ -331,7 +331,7 @@ int call_channels(const NcclMachine& m, double bytes, int p) {
 // An alltoall is grouped send/recv, not a tuned collective: each rank sends (n-1)/n of its
 // buffer, its own node's share over NVLink and the rest through its share of the NICs, all
 // peers at once. Latency: one network hop (or NVLink hop) of the Simple protocol.
-double alltoall_us(const NcclMachine& m, double bytes) {
+double alltoall_us(const NcclMachine& m, double bytes, bool clock) {
   const int n = m.ranks(), ppn = m.ranks_per_node;
   if (n == 1) return 0;
   const double per_peer = bytes / n;
@@ -340,7 +340,8 @@ double alltoall_us(const NcclMachine& m, double bytes) {
   const double t_intra = per_peer * (ppn - 1) / (1000.0 * intra_bw);
   const double t_inter = per_peer * (n - ppn) / (1000.0 * nic_bw);
   const double nvlink_lat = kBaseLat[kRing][kSimple] + kHwLatNvlink[kRing][kSimple];
-  const double lat = std::max(launch_floor_us(m), m.nodes > 1 ? kBaseLat[kRing][kSimple] + kHwLatNet[kRing][kSimple] : nvlink_lat);
+  const double own = m.nodes > 1 ? kBaseLat[kRing][kSimple] + kHwLatNet[kRing][kSimple] : nvlink_lat;
+  const double lat = clock ? std::max(launch_floor_us(m), own) : own;
   return lat + std::max(t_intra, t_inter);
 }
 
@@ -354,8 +355,8 @@ NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::
   NcclCall best;
   const double bytes = static_cast<double>(size);
   if (coll == NcclColl::kAlltoall) {
-    best.tuner_us = alltoall_us(m, bytes);
-    best.seconds = std::max(m.launch_s, best.tuner_us * 1e-6);
+    best.tuner_us = alltoall_us(m, bytes, false);
+    best.seconds = std::max(m.launch_s, alltoall_us(m, bytes, true) * 1e-6);
     best.channels = nccl_comm_channels(m);
     best.ok = (algo == "auto" || algo == "ring") && nccl_proto_matches(proto, NcclProto::kSimple);
     return best;
