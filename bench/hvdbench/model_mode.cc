@@ -203,6 +203,7 @@ Status replay_on(RankRuntime& rr, const wl::StepPlan& plan, const Options& o, co
   ro.ensemble = o.ensemble;
   ro.optimizer_s = o.optimizer_ms * 1e-3;
   ro.accumulation_steps = o.accumulation_steps;
+  ro.post_accumulation = o.post_accumulation;
   ro.timeline = rr.timeline();
   ro.time_origin = rr.origin();
   // Each step's events reach the file when the step ends: a run that fails later (a killed

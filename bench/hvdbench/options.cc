@@ -128,6 +128,10 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
                   "micro-batches per allreduce, 1 to 4096 (Horovod's backward_passes_per_step; default 1)")
       ->check(CLI::Range(1, 4096))
       ->group(model);
+  app->add_flag("--allreduce-post-accumulation", o->post_accumulation,
+               "allreduce every gradient once the last backward pass of the step has ended (NVIDIA's BERT "
+               "scripts' --allreduce_post_accumulation), not each as the backward pass produces it")
+      ->group(model);
   app->add_option("--report", o->report, "write the report as JSON here (and .csv next to it)")
       ->group(model);
   app->add_option("--label", o->label, "label of the run in the report")->group(model);

@@ -46,6 +46,7 @@ struct Options {
   bool no_baseline = false;        ///< do not measure the 1-rank baseline
   double optimizer_ms = 0;         ///< optimizer compute per step
   int accumulation_steps = 1;      ///< micro-batches per allreduce (backward_passes_per_step)
+  bool post_accumulation = false;  ///< allreduce after the K-th backward pass, not during it
   std::string report;              ///< JSON report path (CSV next to it)
   std::string label;               ///< label of the run in the report
   bool quiet = false;              ///< no progress on stderr

@@ -104,7 +104,9 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
   // little, and with one sleep per layer the overshoots would otherwise add up.
   const double bwd_start = p.now();
   const double bwd_end = bwd_start + (own ? own->bwd_s : plan.bwd_s);
-  auto ready_at = [&](size_t i) { return bwd_start + (own ? own->ready_s[i] : plan.tensors[i].ready_s); };
+  auto ready_at = [&](size_t i) {
+    return o.post_accumulation ? bwd_end : bwd_start + (own ? own->ready_s[i] : plan.tensors[i].ready_s);
+  };
   auto submit = [&](size_t i, double at) {
     OpRequest q;
     q.op = OpType::kAllreduce;

@@ -125,6 +125,9 @@ TEST(Options, GivenSentinelValuesAreRejected) {
   ASSERT_LT(parse({"--model", "resnet50", "--accumulation-steps", "8"}, &o).exit_code, 0);
   EXPECT_EQ(o.accumulation_steps, 8);
   EXPECT_NE(error_of({"--model", "resnet50", "--accumulation-steps", "0"}).find("--accumulation-steps"), std::string::npos);
+  EXPECT_FALSE(o.post_accumulation);
+  ASSERT_LT(parse({"--model", "bert-large", "--accumulation-steps", "4", "--allreduce-post-accumulation"}, &o).exit_code, 0);
+  EXPECT_TRUE(o.post_accumulation);
 }
 
 TEST(Options, HelpExitsZero) {

@@ -408,7 +408,7 @@ constexpr double kMaxStepSeconds = 86400;
 void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   const std::string path = "workload";
   only_keys(j, path, {"models", "model", "trace", "batch_size", "steps", "warmup_steps", "optimizer_time", "max_tuning_steps",
-                      "accumulation_steps", "precision", "seq_len"});
+                      "accumulation_steps", "allreduce_post_accumulation", "precision", "seq_len"});
   w->models.clear();
   if (j.contains("model") && j.contains("models"))  // which one was meant?
     fail("workload.model", j["model"], "allowed beside workload.models (give one of the two)");
@@ -433,6 +433,7 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   w->optimizer_s = get_seconds(j, path, "optimizer_time", w->optimizer_s, 3600, "3600s");
   w->max_tuning_steps = get_int(j, path, "max_tuning_steps", w->max_tuning_steps, 0, 100000);
   w->accumulation_steps = get_int(j, path, "accumulation_steps", w->accumulation_steps, 1, 4096);
+  w->allreduce_post_accumulation = get_bool(j, path, "allreduce_post_accumulation", w->allreduce_post_accumulation);
   w->precision = *workloads::parse_precision(
       get_string(j, path, "precision", workloads::precision_name(w->precision), {"fp32", "tf32", "fp16", "bf16"}));
   w->seq_len = get_int(j, path, "seq_len", w->seq_len, 0, 1 << 20);

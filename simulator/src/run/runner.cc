@@ -181,6 +181,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   ro.device = pt.device.host_staged ? DeviceKind::kCPU : DeviceKind::kGPU;
   ro.optimizer_s = pt.workload.optimizer_s;
   ro.accumulation_steps = pt.workload.accumulation_steps;
+  ro.post_accumulation = pt.workload.allreduce_post_accumulation;
   ro.timeline = tl.get();
   ro.time_origin = 0;
   ro.max_tuning_steps = pt.config.autotune ? pt.workload.max_tuning_steps : 0;

@@ -25,6 +25,7 @@ struct WorkloadSpec {
   int warmup_steps = 1;             ///< steps before measuring
   double optimizer_s = 0;           ///< optimizer update per step (seconds)
   int accumulation_steps = 1;       ///< micro-batches per allreduce (backward_passes_per_step)
+  bool allreduce_post_accumulation = false;  ///< allreduce after the K-th backward pass, not during it
   workloads::Precision precision = workloads::Precision::kFp32;  ///< compute and gradient bytes
   int seq_len = 0;                  ///< transformer sequence length (0: the model's own)
   int max_tuning_steps = 200;       ///< runtime.autotune: unmeasured steps allowed for tuning

@@ -46,6 +46,10 @@ struct ReplayOptions {
   /// backward passes accumulate their gradients locally, the K-th submits them; a step is
   /// then K x batch samples.
   int accumulation_steps = 1;
+  /// Allreduce only once the K-th backward pass has ended, all gradients at once (NVIDIA's
+  /// BERT scripts' --allreduce_post_accumulation), instead of each as the backward pass
+  /// produces it: the allreduce is then not hidden behind any compute.
+  bool post_accumulation = false;
   TimelineWriter* timeline = nullptr;    ///< compute lane events (FORWARD/BACKWARD/...)
   double time_origin = 0;                ///< platform time of timeline ts 0
   /// Autotune (HOROVOD_AUTOTUNE): after the warm-up, keep running unmeasured steps until
