@@ -132,6 +132,11 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
                "allreduce every gradient once the last backward pass of the step has ended (NVIDIA's BERT "
                "scripts' --allreduce_post_accumulation), not each as the backward pass produces it")
       ->group(model);
+  app->add_option("--optimizer", o->optimizer,
+                  "sgd (default; what the measured throughputs ran), momentum, adam or lamb: the update's "
+                  "memory traffic beyond SGD's, on --gpu (else the trace's reference GPU)")
+      ->check(CLI::IsMember({"sgd", "momentum", "adam", "lamb"}))
+      ->group(model);
   app->add_option("--report", o->report, "write the report as JSON here (and .csv next to it)")
       ->group(model);
   app->add_option("--label", o->label, "label of the run in the report")->group(model);

@@ -47,6 +47,8 @@ struct Options {
   double optimizer_ms = 0;         ///< optimizer compute per step
   int accumulation_steps = 1;      ///< micro-batches per allreduce (backward_passes_per_step)
   bool post_accumulation = false;  ///< allreduce after the K-th backward pass, not during it
+  std::string optimizer = "sgd";   ///< update rule: its memory traffic beyond SGD's per step
+  double optimizer_extra_s = 0;    ///< that traffic's time on the GPU (set by model mode)
   std::string report;              ///< JSON report path (CSV next to it)
   std::string label;               ///< label of the run in the report
   bool quiet = false;              ///< no progress on stderr

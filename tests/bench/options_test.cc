@@ -128,6 +128,10 @@ TEST(Options, GivenSentinelValuesAreRejected) {
   EXPECT_FALSE(o.post_accumulation);
   ASSERT_LT(parse({"--model", "bert-large", "--accumulation-steps", "4", "--allreduce-post-accumulation"}, &o).exit_code, 0);
   EXPECT_TRUE(o.post_accumulation);
+  EXPECT_EQ(o.optimizer, "sgd");
+  ASSERT_LT(parse({"--model", "bert-large", "--optimizer", "lamb"}, &o).exit_code, 0);
+  EXPECT_EQ(o.optimizer, "lamb");
+  EXPECT_NE(error_of({"--model", "bert-large", "--optimizer", "adagrad"}).find("--optimizer"), std::string::npos);
 }
 
 TEST(Options, HelpExitsZero) {

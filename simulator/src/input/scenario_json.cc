@@ -408,7 +408,7 @@ constexpr double kMaxStepSeconds = 86400;
 void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   const std::string path = "workload";
   only_keys(j, path, {"models", "model", "trace", "batch_size", "steps", "warmup_steps", "optimizer_time", "max_tuning_steps",
-                      "accumulation_steps", "allreduce_post_accumulation", "precision", "seq_len"});
+                      "accumulation_steps", "allreduce_post_accumulation", "optimizer", "precision", "seq_len"});
   w->models.clear();
   if (j.contains("model") && j.contains("models"))  // which one was meant?
     fail("workload.model", j["model"], "allowed beside workload.models (give one of the two)");
@@ -434,6 +434,8 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   w->max_tuning_steps = get_int(j, path, "max_tuning_steps", w->max_tuning_steps, 0, 100000);
   w->accumulation_steps = get_int(j, path, "accumulation_steps", w->accumulation_steps, 1, 4096);
   w->allreduce_post_accumulation = get_bool(j, path, "allreduce_post_accumulation", w->allreduce_post_accumulation);
+  w->optimizer = *workloads::parse_optimizer(
+      get_string(j, path, "optimizer", workloads::optimizer_name(w->optimizer), {"sgd", "momentum", "adam", "lamb"}));
   w->precision = *workloads::parse_precision(
       get_string(j, path, "precision", workloads::precision_name(w->precision), {"fp32", "tf32", "fp16", "bf16"}));
   w->seq_len = get_int(j, path, "seq_len", w->seq_len, 0, 1 << 20);
@@ -458,7 +460,11 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
       fail("workload.precision", workloads::precision_name(w->precision), "a precision known for " + t->name +
            " on " + c.gpu + ": " + cut(plan.error(), 300));
     if (!plan) continue;  // the run says why
-    const double step = plan->step_s * slowest * w->accumulation_steps + w->optimizer_s;
+    std::int64_t params = 0;
+    for (const auto& tr : plan->tensors) params += tr.elements;
+    const auto extra = workloads::optimizer_extra_s(w->optimizer, params, c.gpu);
+    const double update = extra ? *extra : 0;
+    const double step = plan->step_s * slowest * w->accumulation_steps + w->optimizer_s + update;
     if (!(step <= kMaxStepSeconds)) {
       std::ostringstream why;
       why << "a batch whose step takes at most a day (" << t->name << " on " << c.gpu << ": " << step

@@ -13,6 +13,7 @@
 #include "hvd/report/report.h"
 #include "hvd/sim/cluster.h"
 #include "hvd/status.h"
+#include "hvd/workloads/optimizer.h"
 #include "hvd/workloads/precision.h"
 
 namespace hvd::sim {
@@ -26,6 +27,7 @@ struct WorkloadSpec {
   double optimizer_s = 0;           ///< optimizer update per step (seconds)
   int accumulation_steps = 1;       ///< micro-batches per allreduce (backward_passes_per_step)
   bool allreduce_post_accumulation = false;  ///< allreduce after the K-th backward pass, not during it
+  workloads::Optimizer optimizer = workloads::Optimizer::kSgd;  ///< update rule (its memory traffic beyond SGD's)
   workloads::Precision precision = workloads::Precision::kFp32;  ///< compute and gradient bytes
   int seq_len = 0;                  ///< transformer sequence length (0: the model's own)
   int max_tuning_steps = 200;       ///< runtime.autotune: unmeasured steps allowed for tuning
