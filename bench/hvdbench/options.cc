@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <memory>
 #include <sstream>
 
@@ -21,6 +22,9 @@ std::string fmt_number(double v) {
 }
 
 namespace {
+
+constexpr const char* kModelGroup = "Model mode";
+constexpr const char* kCollectiveGroup = "Collective mode (nccl-tests style)";
 
 const char* kDescription =
     "hvdbench: Horovod-style benchmarks of the hvd runtime.\n"
@@ -96,7 +100,7 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
                   "cpu (host memory, default) or gpu (device memory, NCCL backend)")
       ->group(where);
 
-  const char* model = "Model mode";
+  const char* model = kModelGroup;
   app->add_option("--gpu", o->gpu, "scale compute from the trace's reference GPU to this one")
       ->group(model);
   app->add_option("--precision", o->precision,
@@ -142,7 +146,7 @@ std::unique_ptr<CLI::App> make_app(Options* o, KnobFlags* k) {
   app->add_option("--label", o->label, "label of the run in the report")->group(model);
   app->add_flag("-q,--quiet", o->quiet, "no progress lines on stderr")->group(model);
 
-  const char* coll = "Collective mode (nccl-tests style)";
+  const char* coll = kCollectiveGroup;
   app->add_option("-b,--minbytes", k->min_bytes, "smallest size (e.g. 8, 4K, 1M; default 32M)")
       ->group(coll);
   app->add_option("-e,--maxbytes", k->max_bytes, "largest size (default 32M)")->group(coll);
@@ -206,6 +210,19 @@ std::string check_collective_mode(const KnobFlags& k, Options* o) {
   if (o->np < 1) return "-np must be at least 1 (got " + std::to_string(o->np) + ")";
   o->min_bytes = *b;
   o->max_bytes = *e;
+  return "";
+}
+
+// A flag of another mode given here, "" if none: it would be silently ignored, so it is an
+// error that names it. `keep` lists the flags of `group` this mode uses too.
+std::string foreign_flag(const CLI::App& app, const std::string& group, const std::string& mode,
+                         std::initializer_list<const char*> keep = {}) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_group() != group || opt->count() == 0) continue;
+    const std::string name = opt->get_name();
+    if (std::find(keep.begin(), keep.end(), name) != keep.end()) continue;
+    return name + ": applies to " + mode + " only";
+  }
   return "";
 }
 
@@ -297,6 +314,9 @@ ParseResult parse_options(int argc, const char* const* argv, Options* out) {
     return bad;
   }
   if (!o.calibrate.empty()) {
+    bad.message = foreign_flag(*app, kModelGroup, "--model", {"--quiet"});
+    if (bad.message.empty()) bad.message = foreign_flag(*app, kCollectiveGroup, "--collective", {"--iters", "--warmup-iters"});
+    if (!bad.message.empty()) return bad;
     bad.message = o.np < 1             ? "-np must be at least 1 (got " + std::to_string(o.np) + ")"
                   : o.iters < 1        ? "-n/--iters must be at least 1"
                   : o.warmup_iters < 0 ? "-w/--warmup-iters must be >= 0"
@@ -323,6 +343,9 @@ ParseResult parse_options(int argc, const char* const* argv, Options* out) {
     bad.message = "--device: unknown device '" + o.device + "'; expected cpu or gpu";
     return bad;
   }
+  bad.message = o.collective.empty() ? foreign_flag(*app, kCollectiveGroup, "--collective")
+                                     : foreign_flag(*app, kModelGroup, "--model");
+  if (!bad.message.empty()) return bad;
   bad.message = o.collective.empty() ? check_model_mode(*app, o) : check_collective_mode(k, &o);
   if (bad.message.empty()) bad.message = collect_knobs(*app, k, &o);
   if (!bad.message.empty()) return bad;

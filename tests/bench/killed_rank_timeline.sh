@@ -12,7 +12,9 @@ if [ "$mode" = model ]; then
   args=(--model resnet50 --steps 1000 --no-baseline --label "$tag")
   under_way="training step 2/"
 else
-  args=(--collective allreduce -b 64K -e 64M -f 2 -n 200 -w 1 --label "$tag")
+  # Collective mode has no --label: the timeline path (a fresh temporary directory) tags it.
+  tag=$dir/t.json
+  args=(--collective allreduce -b 64K -e 64M -f 2 -n 200 -w 1 --timeline-filename "$tag")
   under_way="hvdbench --collective"
 fi
 export HVD_TIMELINE=$dir/t.json HVD_STALL_CHECK_TIME_SECONDS=1 HVD_STALL_SHUTDOWN_TIME_SECONDS=3

@@ -89,6 +89,25 @@ TEST(Options, BadInputIsOneClearMessage) {
   EXPECT_FALSE(error_of({"--bogus"}).empty());
 }
 
+// A flag of another mode is one error naming it, never silently ignored.
+TEST(Options, FlagsOfAnotherModeAreRejected) {
+  const std::vector<std::pair<std::vector<const char*>, std::string>> cases = {
+      {{"--collective", "allreduce", "--accumulation-steps", "4"}, "--accumulation-steps: applies to --model only"},
+      {{"--collective", "allreduce", "--optimizer", "lamb"}, "--optimizer: applies to --model only"},
+      {{"--collective", "allreduce", "--allreduce-post-accumulation"},
+       "--allreduce-post-accumulation: applies to --model only"},
+      {{"--collective", "allreduce", "--report", "r.json"}, "--report: applies to --model only"},
+      {{"--model", "resnet50", "-b", "8"}, "--minbytes: applies to --collective only"},
+      {{"--model", "resnet50", "--check"}, "--check: applies to --collective only"},
+      {{"--calibrate", "c.json", "--steps", "3"}, "--steps: applies to --model only"},
+      {{"--calibrate", "c.json", "--dtype", "float16"}, "--dtype: applies to --collective only"},
+  };
+  for (const auto& [args, want] : cases) EXPECT_EQ(error_of(args), want);
+  Options o;  // what a mode shares with another stays accepted
+  EXPECT_LT(parse({"--calibrate", "c.json", "-n", "2", "-w", "0", "-q"}, &o).exit_code, 0);
+  EXPECT_LT(parse({"--collective", "allreduce", "--timeline-filename", "t.json", "-n", "2"}, &o).exit_code, 0);
+}
+
 // The holders' "not given" values (0, -1) given on the command line are errors, never the
 // defaults (--batch-size 0 and --fusion-threshold-mb -1 must not pass silently).
 TEST(Options, GivenSentinelValuesAreRejected) {
