@@ -13,6 +13,18 @@
 namespace hvd::sim {
 namespace {
 
+// nccl-tests' -d / -o names and what the runtime calls them.
+DataType dtype_of(const std::string& d) {
+  return d == "int8" ? DataType::kInt8 : d == "uint8" ? DataType::kUInt8 : d == "int32" ? DataType::kInt32
+       : d == "int64" ? DataType::kInt64 : d == "half" ? DataType::kFloat16 : d == "bfloat16" ? DataType::kBFloat16
+       : d == "double" ? DataType::kFloat64 : DataType::kFloat32;
+}
+ReduceOp op_of(const std::string& o) {
+  return o == "prod" ? ReduceOp::kProduct : o == "min" ? ReduceOp::kMin : o == "max" ? ReduceOp::kMax
+       : o == "avg" ? ReduceOp::kAverage : ReduceOp::kSum;
+}
+bool reduces(NcclColl c) { return c == NcclColl::kAllreduce || c == NcclColl::kReducescatter; }
+
 struct Row {
   int64_t bytes = 0, count = 0;
   NcclCall raw;
@@ -29,9 +41,10 @@ std::string algorithm(const NcclCall& c, NcclColl coll) {
 void print(const Scenario& sc, const CollectiveArgs& a, NcclColl coll, const NcclMachine& m, const std::vector<Row>& rows,
            const std::string& algo, const std::string& proto) {
   const int np = m.ranks();
-  const bool reduces = coll == NcclColl::kAllreduce || coll == NcclColl::kReducescatter;
-  std::printf("# hvdsim --collective %s: %s, %d ranks (%d nodes x %d), float32%s\n", a.collective.c_str(),
-              sc.source.c_str(), np, m.nodes, m.ranks_per_node, reduces ? " sum" : "");
+  const bool reducing = reduces(coll);
+  std::printf("# hvdsim --collective %s: %s, %d ranks (%d nodes x %d), %s%s%s\n", a.collective.c_str(),
+              sc.source.c_str(), np, m.nodes, m.ranks_per_node, a.datatype.c_str(), reducing ? " " : "",
+              reducing ? a.op.c_str() : "");
   std::printf("# raw: NCCL as its tuner picks it, on the model's clock (NCCL_ALGO %s, NCCL_PROTO %s, ", algo.c_str(),
               proto.c_str());
   if (m.gpus_per_thread > 1) std::printf("-g %d: one thread launches %d GPUs' kernels, ", m.gpus_per_thread, m.gpus_per_thread);
@@ -40,15 +53,15 @@ void print(const Scenario& sc, const CollectiveArgs& a, NcclColl coll, const Ncc
   std::printf("docs/nccl_model.md)");
   if (a.raw_only) std::printf("\n");
   else std::printf("; hvd: the runtime API, %d iterations after %d, slowest rank\n", a.iters, a.warmup);
-  std::printf("# %11s %12s %6s %6s %5s  %10s %8s %8s %-14s %3s", "size (B)", "count", "type", "redop", "root",
+  std::printf("# %11s %12s %8s %6s %5s  %10s %8s %8s %-14s %3s", "size (B)", "count", "type", "redop", "root",
               "time (us)", "algbw", "busbw", "algorithm", "ch");
   if (!a.raw_only) std::printf("  %10s %8s %8s", "hvd (us)", "algbw", "busbw");
   std::printf("\n");
   const double f = nccl_bus_factor(coll, np);
   for (const Row& r : rows) {
     const double b = static_cast<double>(r.bytes);
-    std::printf("  %11lld %12lld %6s %6s %5d  %10.1f %8.2f %8.2f %-14s %3d", static_cast<long long>(r.bytes),
-                static_cast<long long>(r.count), "float", reduces ? "sum" : "none",
+    std::printf("  %11lld %12lld %8s %6s %5d  %10.1f %8.2f %8.2f %-14s %3d", static_cast<long long>(r.bytes),
+                static_cast<long long>(r.count), a.datatype.c_str(), reducing ? a.op.c_str() : "none",
                 coll == NcclColl::kBroadcast ? 0 : -1, r.raw.seconds * 1e6, gbps(b, r.raw.seconds),
                 gbps(b, r.raw.seconds) * f, algorithm(r.raw, coll).c_str(), r.raw.channels);
     if (r.hvd_s >= 0) std::printf("  %10.1f %8.2f %8.2f", r.hvd_s * 1e6, gbps(b, r.hvd_s), gbps(b, r.hvd_s) * f);
@@ -64,7 +77,8 @@ Status write_report(const std::string& path, const Scenario& sc, const Collectiv
   nlohmann::json j = {{"collective", a.collective}, {"np", m.ranks()}, {"nodes", m.nodes},
                       {"scenario", sc.source}, {"nccl_algo", algo}, {"nccl_proto", proto},
                       {"nccl_min_nchannels", m.min_channels}, {"nccl_max_nchannels", m.max_channels},
-                      {"gpus_per_thread", m.gpus_per_thread},
+                      {"gpus_per_thread", m.gpus_per_thread}, {"type", a.datatype},
+                      {"redop", reduces(coll) ? a.op : "none"},
                       {"rows", nlohmann::json::array()}};
   std::ostringstream csv;
   csv << "bytes,count,raw_time_s,raw_algbw_gbps,raw_busbw_gbps,algorithm,protocol,channels,hvd_time_s,hvd_algbw_gbps,hvd_busbw_gbps\n";
@@ -140,14 +154,15 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
   std::vector<Row> rows;
   for (int64_t s : sizes) {
     Row r;
-    r.count = sweep_count(coll, s, np);
-    r.bytes = r.count * 4;
+    const int esize = static_cast<int>(dtype_size(dtype_of(a.datatype)));
+    r.count = sweep_count(coll, s, np, esize);
+    r.bytes = r.count * esize;
     r.raw = nccl_call(*machine, coll, static_cast<size_t>(r.bytes), pt.nccl_algo, pt.nccl_proto);
     rows.push_back(r);
   }
   if (!a.raw_only) {
     std::vector<CollectivePoint> pts;
-    Status s = simulate_collective_sweep(pt, np, coll, sizes, a.warmup, a.iters, &pts);
+    Status s = simulate_collective_sweep(pt, np, coll, sizes, a.warmup, a.iters, &pts, dtype_of(a.datatype), op_of(a.op));
     if (!s.ok()) {
       std::cerr << "hvdsim: " << s.message() << "\n";
       return s.code() == StatusCode::kInvalidArgument ? 2 : 1;

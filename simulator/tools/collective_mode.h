@@ -19,6 +19,8 @@ struct CollectiveArgs {
   int iters = 20, warmup = 5;
   bool raw_only = false;   ///< no runtime simulation: the raw column alone
   int gpus_per_thread = 1; ///< nccl-tests -g: GPUs one host thread drives (raw column)
+  std::string datatype = "float";  ///< nccl-tests -d: int8, uint8, int32, int64, half, bfloat16, float, double
+  std::string op = "sum";          ///< nccl-tests -o: sum, prod, min, max, avg
   std::string report_path; ///< JSON report (and CSV beside it); "" for none
 };
 

@@ -118,6 +118,7 @@ struct Args {
   std::string collective, min_b = "8", max_b = "64MiB";
   int64_t factor = 8;
   int sweep_np = 0, iters = 20, warmup = 5, gpus_per_thread = 1;
+  std::string datatype = "float", op = "sum";
   bool raw_only = false;
   bool elastic_reset = false;
   double optimizer_slots = 1, detect_s = 0.05;
@@ -162,6 +163,10 @@ void add_flags(CLI::App& app, Args& a) {
                  "sweep: GPUs one host thread drives in the raw column, as nccl-tests -g (default 1: a process per "
                  "GPU, as a training job runs; nccl-tests -g 8 on one node pays the thread's launch of eight kernels)")
       ->check(CLI::Range(1, 1024));
+  app.add_option("-d,--datatype", a.datatype, "sweep: element type, as nccl-tests -d (default float)")
+      ->check(CLI::IsMember({"int8", "uint8", "int32", "int64", "half", "bfloat16", "float", "double"}));
+  app.add_option("-o,--op", a.op, "sweep: reduction, as nccl-tests -o (default sum)")
+      ->check(CLI::IsMember({"sum", "prod", "min", "max", "avg"}));
   app.add_option("-w,--warmup-iters", a.warmup, "sweep: warm-up calls (default 5)")->check(CLI::Range(0, 100000));
   app.add_option("--shard", a.shard,
                  "run only shard i of N (0-based, e.g. $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT) and write a "
@@ -187,7 +192,7 @@ std::string conflicts(const CLI::App& app, const Args& a) {
     if (!a.collective.empty()) return "--elastic-reset: not with --collective (one mode at a time)";
     for (const char* f : {"--with-data", "--timeline-dir", "--parallel", "--sweep", "--merge", "--report", "--shard",
                           "--seeds", "--minbytes", "--maxbytes", "--stepfactor", "--iters", "--warmup-iters", "--raw-only",
-                          "--ngpus"})
+                          "--ngpus", "--datatype", "--op"})
       if (app.count(f)) return std::string(f) + ": not with --elastic-reset";
     if (a.scenario_path.empty()) return "scenario: --elastic-reset needs a scenario file";
     return "";
@@ -195,7 +200,8 @@ std::string conflicts(const CLI::App& app, const Args& a) {
   if (a.sweep_np != 0 && a.collective.empty())
     return "--np: applies to --collective only (runs take sweep.np: --set 'sweep.np=[" + std::to_string(a.sweep_np) + "]')";
   if (a.collective.empty())
-    for (const char* f : {"--minbytes", "--maxbytes", "--stepfactor", "--iters", "--warmup-iters", "--raw-only", "--ngpus"})
+    for (const char* f : {"--minbytes", "--maxbytes", "--stepfactor", "--iters", "--warmup-iters", "--raw-only", "--ngpus",
+                          "--datatype", "--op"})
       if (app.count(f)) return std::string(f) + ": applies to --collective only";
   if (!a.collective.empty())
     for (const char* f : {"--with-data", "--timeline-dir", "--parallel", "--sweep", "--merge"})
@@ -340,6 +346,8 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
     c.warmup = a.warmup;
     c.raw_only = a.raw_only;
     c.gpus_per_thread = a.gpus_per_thread;
+    c.datatype = a.datatype;
+    c.op = a.op;
     c.report_path = a.report_path;
     return hvd::sim::run_collective(sc, c);
   }

@@ -139,6 +139,33 @@ TEST(CollectiveMode, GpusPerThreadAsNcclTests) {
   EXPECT_LT(big8, 1.01 * big1);
 }
 
+// -d / -o, as nccl-tests: the element type sets the count (the size stays bytes), the raw time
+// depends on bytes alone, and the hvd column runs the runtime on that type and reduction.
+TEST(CollectiveMode, DatatypeAndOpAsNcclTests) {
+  TempDir t;
+  auto report = [&](const std::string& extra) {
+    const fs::path path = t.dir / "d.json";
+    std::string err, out;
+    EXPECT_EQ(run_hvdsim(kH100 + " -q --set cluster.nodes=1 --collective allreduce -b 1M -e 1M -n 2 -w 1 --report " +
+                             path.string() + extra, &err, &out), 0) << err;
+    return read_json(path);
+  };
+  const auto f = report(""), h = report(" -d half -o max"), d = report(" -d double -o prod");
+  EXPECT_EQ(f["type"], "float");
+  EXPECT_EQ(h["type"], "half");
+  EXPECT_EQ(h["redop"], "max");
+  EXPECT_EQ(f["rows"][0]["count"].get<int64_t>(), 262144);
+  EXPECT_EQ(h["rows"][0]["count"].get<int64_t>(), 524288);
+  EXPECT_EQ(d["rows"][0]["count"].get<int64_t>(), 131072);
+  EXPECT_DOUBLE_EQ(h["rows"][0]["raw"]["time_s"].get<double>(), f["rows"][0]["raw"]["time_s"].get<double>());
+  EXPECT_GT(h["rows"][0]["hvd"]["time_s"].get<double>(), 0);
+  std::string err;
+  EXPECT_EQ(run_hvdsim(kH100 + " -q --collective allreduce --raw-only -d float17", &err), 2);
+  EXPECT_NE(err.find("--datatype"), std::string::npos) << err;
+  EXPECT_EQ(run_hvdsim(kH100 + " -q -o max", &err), 2);
+  EXPECT_NE(err.find("--op: applies to --collective only"), std::string::npos) << err;
+}
+
 // A flag the mode does not use, an algorithm that cannot run, a bad scenario value: one line,
 // exit 2.
 TEST(CollectiveMode, RefusesWhatItWouldIgnore) {

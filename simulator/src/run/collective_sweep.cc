@@ -9,26 +9,27 @@
 
 namespace hvd::sim {
 
-int64_t sweep_count(NcclColl coll, int64_t bytes, int np) {
-  const int64_t count = std::max<int64_t>(1, bytes / 4);
+int64_t sweep_count(NcclColl coll, int64_t bytes, int np, int element_bytes) {
+  const int64_t count = std::max<int64_t>(1, bytes / std::max(1, element_bytes));
   if (coll == NcclColl::kAllreduce || coll == NcclColl::kBroadcast) return count;
   return std::max<int64_t>(np, count / np * np);
 }
 
 namespace {
 
-// One call of `coll` over `count` float32 elements (nccl-tests' size) on this rank.
-Status one_call(Runtime& rt, NcclColl coll, const std::string& name, void* in, void* out, int64_t count, int np) {
-  const Tensor all{in, DataType::kFloat32, {count}, DeviceKind::kGPU};
+// One call of `coll` over `count` elements of `dt` (nccl-tests' size) on this rank.
+Status one_call(Runtime& rt, NcclColl coll, const std::string& name, void* in, void* out, int64_t count, int np,
+                DataType dt, ReduceOp op) {
+  const Tensor all{in, dt, {count}, DeviceKind::kGPU};
   switch (coll) {
     case NcclColl::kAllreduce:
-      return rt.allreduce(name, all, Tensor{out, DataType::kFloat32, {count}, DeviceKind::kGPU}, ReduceOp::kSum);
+      return rt.allreduce(name, all, Tensor{out, dt, {count}, DeviceKind::kGPU}, op);
     case NcclColl::kBroadcast:
       return rt.broadcast(name, all, 0);
     case NcclColl::kAllgather:  // each rank brings its share of the gathered buffer
-      return rt.allgather_async(name, Tensor{in, DataType::kFloat32, {count / np}, DeviceKind::kGPU})->wait();
+      return rt.allgather_async(name, Tensor{in, dt, {count / np}, DeviceKind::kGPU})->wait();
     case NcclColl::kReducescatter:
-      return rt.reducescatter_async(name, all, ReduceOp::kSum)->wait();
+      return rt.reducescatter_async(name, all, op)->wait();
     case NcclColl::kAlltoall:
       return rt.alltoall_async(name, all, {})->wait();
   }
@@ -38,7 +39,8 @@ Status one_call(Runtime& rt, NcclColl coll, const std::string& name, void* in, v
 }  // namespace
 
 Status simulate_collective_sweep(const ScenarioPoint& pt, int np, NcclColl coll, const std::vector<int64_t>& sizes,
-                                 int warmup, int iters, std::vector<CollectivePoint>* out) {
+                                 int warmup, int iters, std::vector<CollectivePoint>* out, DataType dtype, ReduceOp op) {
+  const int esize = static_cast<int>(dtype_size(dtype));
   std::string result;
   HVD_RETURN_IF_ERROR(run_isolated(
       [&](std::string* res) {
@@ -52,16 +54,16 @@ Status simulate_collective_sweep(const ScenarioPoint& pt, int np, NcclColl coll,
         std::vector<Status> st(static_cast<size_t>(np));
         HVD_RETURN_IF_ERROR(simulate(wo, [&](Runtime& rt, RankSeams& seams) {
           for (size_t i = 0; i < sizes.size() && st[static_cast<size_t>(seams.rank)].ok(); ++i) {
-            const int64_t count = sweep_count(coll, sizes[i], np);
-            const size_t bytes = static_cast<size_t>(count) * 4;
+            const int64_t count = sweep_count(coll, sizes[i], np, esize);
+            const size_t bytes = static_cast<size_t>(count) * static_cast<size_t>(esize);
             void* in = seams.gpu->allocate(bytes);
             void* outp = seams.gpu->allocate(bytes);
             const std::string name = "sweep." + std::to_string(bytes);
             Status r;
-            for (int k = 0; k < warmup && r.ok(); ++k) r = one_call(rt, coll, name, in, outp, count, np);
+            for (int k = 0; k < warmup && r.ok(); ++k) r = one_call(rt, coll, name, in, outp, count, np, dtype, op);
             if (r.ok()) r = rt.barrier();
             const double t0 = seams.platform->now();
-            for (int k = 0; k < iters && r.ok(); ++k) r = one_call(rt, coll, name, in, outp, count, np);
+            for (int k = 0; k < iters && r.ok(); ++k) r = one_call(rt, coll, name, in, outp, count, np, dtype, op);
             const double t = (seams.platform->now() - t0) / iters;
             worst[i] = std::max(worst[i], t);
             st[static_cast<size_t>(seams.rank)] = r;
@@ -82,7 +84,7 @@ Status simulate_collective_sweep(const ScenarioPoint& pt, int np, NcclColl coll,
   out->clear();
   for (int64_t b : sizes) {
     CollectivePoint p;
-    p.bytes = sweep_count(coll, b, np) * 4;
+    p.bytes = sweep_count(coll, b, np, esize) * esize;
     is >> p.seconds;
     out->push_back(p);
   }

@@ -13,20 +13,22 @@ namespace hvd::sim {
 
 /// One size of a sweep.
 struct CollectivePoint {
-  int64_t bytes = 0;   ///< the size nccl-tests reports (float32): the buffer of allreduce and
+  int64_t bytes = 0;   ///< the size nccl-tests reports: the buffer of allreduce and
                        ///< broadcast, the whole gathered buffer of allgather, reducescatter
                        ///< and alltoall
   double seconds = 0;  ///< mean time per call through the runtime, slowest rank
 };
 
-/// The float32 elements of a sweep point of `bytes` for `coll` at `np` ranks: a multiple of
-/// np where the collective splits the buffer among the ranks (at least one per rank).
-int64_t sweep_count(NcclColl coll, int64_t bytes, int np);
+/// The elements of `element_bytes` of a sweep point of `bytes` for `coll` at `np` ranks: a
+/// multiple of np where the collective splits the buffer among the ranks (at least one per rank).
+int64_t sweep_count(NcclColl coll, int64_t bytes, int np, int element_bytes = 4);
 
-/// Simulates `coll` (float32, sum; broadcast from rank 0) at each size through the runtime
-/// (in a forked child): `iters` timed calls after `warmup`, as hvdbench does.
+/// Simulates `coll` (elements of `dtype`, reduced with `op`; broadcast from rank 0) at each
+/// size through the runtime (in a forked child): `iters` timed calls after `warmup`, as
+/// hvdbench does.
 Status simulate_collective_sweep(const ScenarioPoint& pt, int np, NcclColl coll, const std::vector<int64_t>& sizes,
-                                 int warmup, int iters, std::vector<CollectivePoint>* out);
+                                 int warmup, int iters, std::vector<CollectivePoint>* out,
+                                 DataType dtype = DataType::kFloat32, ReduceOp op = ReduceOp::kSum);
 
 /// simulate_collective_sweep of allreduce.
 Status simulate_allreduce_sweep(const ScenarioPoint& pt, int np, const std::vector<int64_t>& sizes,
