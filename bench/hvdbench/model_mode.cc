@@ -329,9 +329,7 @@ int run_model_mode(const Options& given, bool mpi) {
     return kExitBadInput;
   }
   // The update beyond plain SGD's, on the GPU the step is timed for (hvd/workloads/optimizer.h).
-  std::int64_t params = 0;
-  for (const auto& t : plan->tensors) params += t.elements;
-  wl::Result<double> update = wl::optimizer_extra_s(*wl::parse_optimizer(o.optimizer), params,
+  wl::Result<double> update = wl::optimizer_extra_s(*wl::parse_optimizer(o.optimizer), *plan,
                                                     o.gpu.empty() ? trace->reference_gpu : o.gpu);
   if (!update) {
     std::cerr << "hvdbench: --optimizer: " << update.error() << "\n";

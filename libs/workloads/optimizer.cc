@@ -40,4 +40,10 @@ Result<double> optimizer_extra_s(Optimizer o, std::int64_t params, std::string_v
   return extra_bytes / (g->memory_gbps * 1e9 * g->memory_efficiency);
 }
 
+Result<double> optimizer_extra_s(Optimizer o, const StepPlan& plan, std::string_view gpu) {
+  std::int64_t params = 0;
+  for (const TensorReady& t : plan.tensors) params += t.elements;
+  return optimizer_extra_s(o, params, gpu);
+}
+
 }  // namespace hvd::workloads

@@ -13,16 +13,9 @@
 namespace hvd::sim {
 namespace {
 
-// nccl-tests' -d / -o names and what the runtime calls them.
-DataType dtype_of(const std::string& d) {
-  return d == "int8" ? DataType::kInt8 : d == "uint8" ? DataType::kUInt8 : d == "int32" ? DataType::kInt32
-       : d == "int64" ? DataType::kInt64 : d == "half" ? DataType::kFloat16 : d == "bfloat16" ? DataType::kBFloat16
-       : d == "double" ? DataType::kFloat64 : DataType::kFloat32;
-}
-ReduceOp op_of(const std::string& o) {
-  return o == "prod" ? ReduceOp::kProduct : o == "min" ? ReduceOp::kMin : o == "max" ? ReduceOp::kMax
-       : o == "avg" ? ReduceOp::kAverage : ReduceOp::kSum;
-}
+// nccl-tests' -d / -o names (the command line admits only those the runtime reads too).
+DataType dtype_of(const std::string& d) { return parse_dtype(d).value_or(DataType::kFloat32); }
+ReduceOp op_of(const std::string& o) { return parse_op(o).value_or(ReduceOp::kSum); }
 bool reduces(NcclColl c) { return c == NcclColl::kAllreduce || c == NcclColl::kReducescatter; }
 
 struct Row {
@@ -152,9 +145,9 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     if (s > *hi / a.factor) break;
   }
   std::vector<Row> rows;
+  const int esize = static_cast<int>(dtype_size(dtype_of(a.datatype)));
   for (int64_t s : sizes) {
     Row r;
-    const int esize = static_cast<int>(dtype_size(dtype_of(a.datatype)));
     r.count = sweep_count(coll, s, np, esize);
     r.bytes = r.count * esize;
     r.raw = nccl_call(*machine, coll, static_cast<size_t>(r.bytes), pt.nccl_algo, pt.nccl_proto);

@@ -460,9 +460,7 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
       fail("workload.precision", workloads::precision_name(w->precision), "a precision known for " + t->name +
            " on " + c.gpu + ": " + cut(plan.error(), 300));
     if (!plan) continue;  // the run says why
-    std::int64_t params = 0;
-    for (const auto& tr : plan->tensors) params += tr.elements;
-    const auto extra = workloads::optimizer_extra_s(w->optimizer, params, c.gpu);
+    const auto extra = workloads::optimizer_extra_s(w->optimizer, *plan, c.gpu);
     const double update = extra ? *extra : 0;
     const double step = plan->step_s * slowest * w->accumulation_steps + w->optimizer_s + update;
     if (!(step <= kMaxStepSeconds)) {

@@ -181,9 +181,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   ro.device = pt.device.host_staged ? DeviceKind::kCPU : DeviceKind::kGPU;
   // The update beyond plain SGD's (which the measured throughputs include), from its memory
   // traffic over the model's parameters on this GPU (hvd/workloads/optimizer.h).
-  std::int64_t params = 0;
-  for (const auto& tr : plan->tensors) params += tr.elements;
-  auto update = workloads::optimizer_extra_s(pt.workload.optimizer, params, pt.cluster.gpu);
+  auto update = workloads::optimizer_extra_s(pt.workload.optimizer, *plan, pt.cluster.gpu);
   if (!update) return Status::InvalidArgument("workload.optimizer: " + update.error());
   ro.optimizer_s = pt.workload.optimizer_s + *update;
   ro.accumulation_steps = pt.workload.accumulation_steps;

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "hvd/workloads/result.h"
+#include "hvd/workloads/step_plan.h"
 
 namespace hvd::workloads {
 
@@ -32,5 +33,7 @@ double optimizer_bytes_per_param(Optimizer o);
 /// Seconds an update of `params` parameters takes on catalogue GPU `gpu` beyond plain SGD's:
 /// params x (bytes - SGD's bytes) / (memory bandwidth x its measured efficiency).
 Result<double> optimizer_extra_s(Optimizer o, std::int64_t params, std::string_view gpu);
+/// The same for the parameters of `plan` (the elements of its gradients).
+Result<double> optimizer_extra_s(Optimizer o, const StepPlan& plan, std::string_view gpu);
 
 }  // namespace hvd::workloads
