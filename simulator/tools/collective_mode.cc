@@ -46,14 +46,14 @@ void print(const Scenario& sc, const CollectiveArgs& a, NcclColl coll, const Ncc
   std::printf("docs/nccl_model.md)");
   if (a.raw_only) std::printf("\n");
   else std::printf("; hvd: the runtime API, %d iterations after %d, slowest rank\n", a.iters, a.warmup);
-  std::printf("# %11s %12s %8s %6s %5s  %10s %8s %8s %-14s %3s", "size (B)", "count", "type", "redop", "root",
+  std::printf("# %11s %12s %8s %6s %5s  %10s %8s %8s %-16s %3s", "size (B)", "count", "type", "redop", "root",
               "time (us)", "algbw", "busbw", "algorithm", "ch");
   if (!a.raw_only) std::printf("  %10s %8s %8s", "hvd (us)", "algbw", "busbw");
   std::printf("\n");
   const double f = nccl_bus_factor(coll, np);
   for (const Row& r : rows) {
     const double b = static_cast<double>(r.bytes);
-    std::printf("  %11lld %12lld %8s %6s %5d  %10.1f %8.2f %8.2f %-14s %3d", static_cast<long long>(r.bytes),
+    std::printf("  %11lld %12lld %8s %6s %5d  %10.1f %8.2f %8.2f %-16s %3d", static_cast<long long>(r.bytes),
                 static_cast<long long>(r.count), a.datatype.c_str(), reducing ? a.op.c_str() : "none",
                 coll == NcclColl::kBroadcast ? 0 : -1, r.raw.seconds * 1e6, gbps(b, r.raw.seconds),
                 gbps(b, r.raw.seconds) * f, algorithm(r.raw, coll).c_str(), r.raw.channels);
