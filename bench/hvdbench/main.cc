@@ -2,12 +2,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "calibrate_mode.h"
 #include "collective_mode.h"
 #include "gpu_world.h"
+#include "hvd/report/report.h"
 #include "hvd/workloads/model_registry.h"
 #include "hvd/workloads/step_plan.h"
 #include "launcher.h"
@@ -57,9 +59,11 @@ int validate_before_launch(const hb::Options& o) {
     return hb::kExitBadInput;
   }
   if (!o.report.empty()) {
-    std::ofstream f(o.report, std::ios::app);
-    if (!f) {
-      std::cerr << "hvdbench: --report: cannot write '" << o.report << "'\n";
+    std::error_code ec;
+    const bool trace_file = std::filesystem::is_regular_file(o.model, ec);
+    if (const std::string why = hvd::report::report_path_problem(o.report, {{"model trace", trace_file ? o.model : ""}});
+        !why.empty()) {
+      std::cerr << "hvdbench: --report: " << why << "\n";
       return hb::kExitBadInput;
     }
   }

@@ -305,6 +305,10 @@ ParseResult parse_options(int argc, const char* const* argv, Options* out) {
   }
   o.np_given = app->count("--np") > 0;
   ParseResult bad{kExitBadInput, ""};
+  if (app->count("--report") && o.report.empty()) {
+    bad.message = "--report: an empty path";
+    return bad;
+  }
   if (o.list_models) {
     *out = o;
     return {};

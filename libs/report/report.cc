@@ -1,6 +1,10 @@
 #include "hvd/report/report.h"
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <filesystem>
@@ -43,14 +47,31 @@ const Reference* published(const std::vector<Reference>& reference, const RunRec
 
 namespace {
 
+// Where writing `path` lands: through a symbolic link, its target (a link is written
+// through, never replaced by a file renamed over it).
+std::string landing(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p(path);
+  std::error_code ec;
+  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {  // a dangling link too
+    const fs::path t = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = t.is_absolute() ? t : p.parent_path() / t;
+  }
+  return p.string();
+}
+
 // `text` into `path` through a temporary file beside it: every write and the close are
 // checked, and only a complete file is renamed into place. A failed write leaves the
-// previous file (if any) as it was and no partial one.
-Status write_whole(const std::string& path, const std::string& text, std::string* tmp_out = nullptr) {
+// previous file (if any) as it was and no partial one. `*target_out`: where it goes.
+Status write_whole(const std::string& shown, const std::string& text, std::string* tmp_out = nullptr,
+                   std::string* target_out = nullptr) {
+  const std::string path = landing(shown);
+  if (target_out) *target_out = path;
   // A device or a FIFO is never replaced by a file renamed over it.
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    return Status::InvalidArgument("cannot write report '" + path + "': not a regular file");
+    return Status::InvalidArgument("cannot write report '" + shown + "': not a regular file");
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -91,14 +112,57 @@ std::string csv_path(const std::string& path) {
                                                                                   : path.substr(0, dot) + ".csv";
 }
 
+namespace {
+
+// Why `path` cannot take a file written through a temporary one beside it, or "".
+std::string unwritable(const std::string& shown) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(landing(shown));
+  if (fs::is_directory(p, ec)) return "a directory";
+  if (fs::exists(p, ec) && !fs::is_regular_file(p, ec)) return "a device or a FIFO, not a regular file";
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return "no directory \"" + dir.string().substr(0, 60) + "\"";
+  if (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0) return "not writable";
+  // The temporary file beside it must be creatable (a read-only or virtual file system
+  // refuses even root): try one, then take it away.
+  const std::string probe = (dir / (".hvd_report_probe" + std::to_string(::getpid()))).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return "its directory takes no new file: " + std::string(std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+
+}  // namespace
+
+std::string report_path_problem(const std::string& path, const std::vector<std::pair<std::string, std::string>>& inputs) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return "an empty path";
+  const std::string csv = csv_path(path);
+  if (csv == path)
+    return "\"" + path.substr(0, 60) + "\" ends in .csv, the name of the CSV written beside the JSON report; name the JSON file (e.g. \"" +
+           path.substr(0, std::min<size_t>(60, path.size() - 4)) + ".json\")";
+  for (const std::string& f : {path, csv}) {
+    if (const std::string why = unwritable(f); !why.empty())
+      return "\"" + f.substr(0, 60) + "\" cannot be written (" + why + ")";
+    std::error_code ec;
+    for (const auto& [label, in] : inputs)
+      if (!in.empty() && fs::equivalent(f, in, ec))
+        return "\"" + f.substr(0, 60) + "\" is the " + label + " this run reads";
+  }
+  return "";
+}
+
 Status write_report_files(const std::string& path, const std::string& json, const std::string& csv_text) {
   const std::string csv = csv_path(path);
   // Both files are written in full before either replaces what was there.
-  std::string tmp_json, tmp_csv;
-  Status s = write_whole(path, json, &tmp_json);
-  if (s.ok()) s = write_whole(csv, csv_text, &tmp_csv);
+  std::string tmp_json, tmp_csv, to_json_file, to_csv_file;
+  Status s = write_whole(path, json, &tmp_json, &to_json_file);
+  if (s.ok()) s = write_whole(csv, csv_text, &tmp_csv, &to_csv_file);
   // The CSV first: when it cannot take its place, the JSON report has not been touched yet.
-  if (s.ok() && (std::rename(tmp_csv.c_str(), csv.c_str()) != 0 || std::rename(tmp_json.c_str(), path.c_str()) != 0))
+  if (s.ok() && (std::rename(tmp_csv.c_str(), to_csv_file.c_str()) != 0 ||
+                 std::rename(tmp_json.c_str(), to_json_file.c_str()) != 0))
     s = Status::Internal("cannot move the report into '" + path + "' and '" + csv + "'");
   if (!s.ok()) {
     if (!tmp_json.empty()) std::remove(tmp_json.c_str());

@@ -71,28 +71,6 @@ void print_what_ifs(const hvd::sim::Scenario& sc, const std::vector<hvd::report:
   }
 }
 
-// Why `path` could not be written, "" when it can: checked before hours of simulation.
-std::string unwritable(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path p(path);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) return "no directory \"" + dir.string().substr(0, 60) + "\"";
-  if (fs::is_directory(p, ec)) return "a directory";
-  if (fs::exists(p, ec) ? ::access(path.c_str(), W_OK) != 0 : ::access(dir.c_str(), W_OK) != 0)
-    return "not writable";
-  return "";
-}
-
-// The report and the CSV written beside it (report::write_report's naming).
-std::string report_problem(const std::string& path) {
-  const std::string csv = hvd::report::csv_path(path);
-  for (const std::string& f : {path, csv})
-    if (const std::string why = unwritable(f); !why.empty())
-      return "\"" + f.substr(0, 60) + "\" is not a file hvdsim can write (" + why + ")";
-  return "";
-}
-
 // The table (what-ifs, best settings) on stdout and the report: a whole sweep's, or --merge's.
 int print_and_write(const hvd::sim::Scenario& sc, const std::vector<hvd::report::RunRecord>& records,
                     bool best, const std::string& report_path, const std::string& source) {
@@ -208,8 +186,13 @@ std::string conflicts(const CLI::App& app, const Args& a) {
       if (app.count(f)) return std::string(f) + ": not with --collective (it applies to training runs)";
   if (a.raw_only && (app.count("--iters") || app.count("--warmup-iters")))
     return "--raw-only: no runtime calls to time (drop --iters / --warmup-iters)";
-  if (!a.report_path.empty())
-    if (const std::string why = report_problem(a.report_path); !why.empty()) return "--report: " + why;
+  if (app.count("--report")) {  // checked before hours of simulation
+    std::vector<std::pair<std::string, std::string>> inputs = {{"scenario", a.scenario_path}};
+    for (const std::string& m : a.merge) inputs.emplace_back("partial report", m);
+    if (const std::string why = hvd::report::report_path_problem(a.report_path, inputs); !why.empty())
+      return "--report: " + why;
+  }
+  if (app.count("--timeline-dir") && a.timeline_dir.empty()) return "--timeline-dir: an empty path";
   if (!a.merge.empty() && (!a.scenario_path.empty() || app.count("--shard") || app.count("--seeds")))
     return "--merge takes partial reports only (no scenario, no --shard, no --seeds)";
   if (a.merge.empty() && a.scenario_path.empty())

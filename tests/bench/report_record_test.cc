@@ -139,6 +139,25 @@ TEST(ReportRecord, AFailedWriteKeepsTheEarlierReport) {
 
 // A number beyond double (1e400) is an error that says so, not an uncaught exception (hvdview
 // aborted on it).
+// A report path that is a symbolic link (dangling or not) is written through: the link stays
+// and its target holds the report; the CSV goes beside the name given.
+TEST(ReportRecord, ALinkIsWrittenThroughNotReplaced) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("hvd_report_link_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "real");
+  fs::create_symlink("real/target.json", dir / "link.json");  // dangling until written
+  ASSERT_TRUE(write_report((dir / "link.json").string(), "test", "src", {sample()}, {}).ok());
+  EXPECT_TRUE(fs::is_symlink(dir / "link.json"));
+  EXPECT_TRUE(fs::is_regular_file(dir / "real" / "target.json"));
+  EXPECT_TRUE(fs::is_regular_file(dir / "link.csv"));
+  EXPECT_EQ(report_path_problem((dir / "link.json").string()), "");
+  EXPECT_NE(report_path_problem((dir / "link.json").string(), {{"scenario", (dir / "real" / "target.json").string()}})
+                .find("is the scenario this run reads"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(ReportRecord, ANumberBeyondDoubleIsAnError) {
   std::string error;
   EXPECT_FALSE(document_from_json(R"({"runs":[{"model":"m","np":1,"images_per_sec":1e400}]})", &error).has_value());

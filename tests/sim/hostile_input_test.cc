@@ -294,8 +294,16 @@ TEST(HostileInput, HvdsimRefusesBadOptionsAndFilesBeforeSimulating) {
       {local + " -j 100000", "hvdsim: --parallel: Value 100000 not in range 1 to 256"},
       {local + " --np 4", "hvdsim: --np: applies to --collective only"},
       {local + " --report /nonexistent/dir/r.json",
-       "hvdsim: --report: \"/nonexistent/dir/r.json\" is not a file hvdsim can write (no directory \"/nonexistent/dir\")"},
-      {local + " --report " + (p.dir / "r.json").string(), "r.csv\" is not a file hvdsim can write (a directory)"},
+       "hvdsim: --report: \"/nonexistent/dir/r.json\" cannot be written (no directory \"/nonexistent/dir\")"},
+      {local + " --report " + (p.dir / "r.json").string(), "r.csv\" cannot be written (a directory)"},
+      {local + " --report ''", "hvdsim: --report: an empty path"},
+      {local + " --timeline-dir ''", "hvdsim: --timeline-dir: an empty path"},
+      {local + " --report /dev/null", "hvdsim: --report: \"/dev/null\" cannot be written (a device or a FIFO, not a regular file)"},
+      {local + " --report /proc/r.json", "hvdsim: --report: \"/proc/r.json\" cannot be written (its directory takes no new file"},
+      // The CSV goes beside the JSON under the same name with .csv: one may not be the other.
+      {local + " --report " + (p.dir / "out.csv").string(), "out.csv\" ends in .csv, the name of the CSV written beside the JSON report"},
+      // The report never replaces what the run reads.
+      {local + " --report " + local, "localhost.json\" is the scenario this run reads"},
       {local + " --set 'runtime.x=" + nest(50000) + "'", "--set runtime.x: [[[[[["},
       {local + " --set cluster.platform_file=" + noroute + " --set cluster.gpus_per_node=2",
        "is not a platform with a route between every two ranks' hosts (none from gpu0 to gpu1)"},

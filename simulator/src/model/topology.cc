@@ -105,7 +105,15 @@ Status build_fat_tree(const ClusterSpec& c, BuiltPlatform* out) {
   for (int l = 0; l < leaves; ++l) {
     auto* leaf = sg4::create_star_zone("leaf" + std::to_string(l));
     leaf->set_parent(spine);
-    auto* gw = leaf->create_router("leafsw" + std::to_string(l));
+    // The leaf switch sits in a zone of its own: SimGrid 3.32 resolves a route from a GPU
+    // (two zones down) to a router placed directly in the leaf with the GPU's own netpoint
+    // id, i.e. through another server's cable, or throws (find_common_ancestors stops one
+    // level early). Zone to zone, the leaf routes every server through its own cable.
+    auto* sw = sg4::create_empty_zone("leafswitch" + std::to_string(l));
+    sw->set_parent(leaf);
+    auto* gw = sw->create_router("leafsw" + std::to_string(l));
+    sw->seal();
+    leaf->add_route(sw->get_netpoint(), nullptr, gw, nullptr, {}, true);
     const int first = l * per, last = std::min(c.nodes, first + per);
     for (int k = first; k < last; ++k) attach(c, leaf, build_server(c, leaf, k, out), k);
     leaf->seal();

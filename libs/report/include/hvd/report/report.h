@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hvd/report/record.h"
@@ -28,6 +29,12 @@ Status write_json(const std::string& path, const std::string& tool, const std::s
 Status write_csv(const std::string& path, const std::vector<RunRecord>& runs);
 /// The CSV written beside the JSON report `path`: the same name with .csv.
 std::string csv_path(const std::string& path);
+/// Why the report `path` (and its CSV) could not be written, "" when it can: checked before
+/// a run. Empty; a name ending in .csv (the CSV would replace the JSON); a directory, a
+/// device or a FIFO; a directory that is missing or takes no new file; or one of `inputs`
+/// (the files the run reads, each named by its label: {"scenario", path}).
+std::string report_path_problem(const std::string& path,
+                                const std::vector<std::pair<std::string, std::string>>& inputs = {});
 /// Writes `json` to `path` and `csv` to csv_path(path), both whole or neither: through
 /// temporary files, every write and close checked, replacing earlier files only when both
 /// are complete.
