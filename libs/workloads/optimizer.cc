@@ -32,6 +32,16 @@ double optimizer_bytes_per_param(Optimizer o) {
   return 12;
 }
 
+int optimizer_state_tensors(Optimizer o) {
+  switch (o) {
+    case Optimizer::kSgd: return 0;
+    case Optimizer::kMomentum: return 1;
+    case Optimizer::kAdam:
+    case Optimizer::kLamb: return 2;
+  }
+  return 0;
+}
+
 Result<double> optimizer_extra_s(Optimizer o, std::int64_t params, std::string_view gpu) {
   Result<GpuSpec> g = find_gpu(gpu);
   if (!g) return Error{g.error()};

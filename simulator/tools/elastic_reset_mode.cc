@@ -39,11 +39,11 @@ double rendezvous_s(const ClusterSpec& c, int ranks) {
   return (3 + std::max(0, ranks - 2)) * rtt;
 }
 
-Status cost(const ScenarioPoint& pt, const std::string& model, int np, const ResetArgs& a, Reset* out) {
+Status cost(const ScenarioPoint& pt, const std::string& model, int np, const ResetArgs& a, double slots, Reset* out) {
   auto trace = workloads::find_model(model, pt.workload.seq_len);
   if (!trace) return Status::InvalidArgument(trace.error());
   // Float32 parameters (master weights under mixed precision too) and the optimizer's slots.
-  out->state_bytes = static_cast<int64_t>(static_cast<double>(trace->total_elements()) * 4 * (1 + a.optimizer_slots));
+  out->state_bytes = static_cast<int64_t>(static_cast<double>(trace->total_elements()) * 4 * (1 + slots));
   HVD_RETURN_IF_ERROR(step_time(pt, model, np, &out->step_s));
   const int after = np - 1;
   out->rendezvous_s = rendezvous_s(pt.cluster, after);
@@ -66,15 +66,25 @@ int run_elastic_reset(const Scenario& sc, const ResetArgs& a) {
     std::cerr << "hvdsim: --elastic-reset: needs at least 2 ranks to lose one (--np " << np << ")\n";
     return 2;
   }
+  if (pt.cluster.platform_file.empty() && np > pt.cluster.gpus()) {
+    std::cerr << "hvdsim: --elastic-reset: --np " << np << " does not fit the cluster (" << pt.cluster.gpus()
+              << " GPUs)\n";
+    return 2;
+  }
+  // The state holds the optimizer's own tensors unless --optimizer-slots says otherwise (an
+  // optimizer outside the four, 8-bit moments...).
+  const bool given = a.optimizer_slots >= 0;
+  const double slots = given ? a.optimizer_slots : workloads::optimizer_state_tensors(pt.workload.optimizer);
   std::printf("# hvdsim --elastic-reset %s: one worker of %d lost; %d ranks meet again and take the state from rank 0\n",
               sc.name.c_str(), np, np - 1);
-  std::printf("# state = parameters x 4 B x (1 + %g optimizer slots); commit every %d step(s); detection %.3f s\n",
-              a.optimizer_slots, a.commit_every, a.detect_s);
+  std::printf("# state = parameters x 4 B x (1 + %g optimizer slots, %s%s); commit every %d step(s); detection %.3f s\n",
+              slots, given ? "--optimizer-slots" : "workload.optimizer ",
+              given ? "" : workloads::optimizer_name(pt.workload.optimizer), a.commit_every, a.detect_s);
   std::printf("%-12s %6s %10s %9s %9s %11s %11s %9s %9s\n", "model", "np", "state_MB", "step_s", "detect_s",
               "rendezv_s", "broadcast_s", "redo_s", "total_s");
   for (const std::string& model : pt.workload.models) {
     Reset r;
-    if (Status s = cost(pt, model, np, a, &r); !s.ok()) {
+    if (Status s = cost(pt, model, np, a, slots, &r); !s.ok()) {
       std::cerr << "hvdsim: " << model << ": " << s.message() << "\n";
       return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
     }

@@ -11,7 +11,7 @@ namespace hvd::sim {
 /// What the command line says of the reset.
 struct ResetArgs {
   int np = 0;                  ///< ranks before the loss; 0: the largest of sweep.np
-  double optimizer_slots = 1;  ///< optimizer tensors per parameter (SGD momentum 1, Adam 2)
+  double optimizer_slots = -1;  ///< optimizer tensors per parameter; < 0: workload.optimizer's (SGD 0, momentum 1, Adam 2)
   int commit_every = 1;        ///< steps between state.commit() calls
   double detect_s = 0.05;      ///< from the loss to the survivors' restore (measured: 0.03-0.08 s)
 };

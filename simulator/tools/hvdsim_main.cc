@@ -18,10 +18,12 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "core/units.h"
 #include "hvd/report/report.h"
@@ -99,11 +101,26 @@ struct Args {
   std::string datatype = "float", op = "sum";
   bool raw_only = false;
   bool elastic_reset = false;
-  double optimizer_slots = 1, detect_s = 0.05;
+  double optimizer_slots = -1, detect_s = 0.05;
   int commit_every = 1;
   std::string shard;
   std::vector<std::string> merge;
 };
+
+
+// A number in [lo, hi]; CLI11's Range lets nan through (every comparison with it is false).
+CLI::Validator finite_in(double lo, double hi) {
+  std::ostringstream range;
+  range << "[" << lo << ", " << hi << "]";
+  return CLI::Validator(
+      [lo, hi, r = range.str()](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < lo || v > hi)
+          return "'" + text + "' is not a number in " + r;
+        return "";
+      },
+      "NUMBER in " + range.str());
+}
 
 void add_flags(CLI::App& app, Args& a) {
   app.footer(
@@ -153,11 +170,11 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_flag("--elastic-reset", a.elastic_reset,
                "instead of training runs: what one elastic reset costs (a worker of --np lost; the others meet "
                "again, take the state by broadcast and redo the steps since the last commit)");
-  app.add_option("--optimizer-slots", a.optimizer_slots, "reset: optimizer tensors per parameter (SGD momentum 1, Adam 2)")
-      ->check(CLI::Range(0.0, 16.0));
+  app.add_option("--optimizer-slots", a.optimizer_slots, "reset: optimizer tensors per parameter (default: workload.optimizer's: sgd 0, momentum 1, adam and lamb 2)")
+      ->check(finite_in(0, 16));
   app.add_option("--commit-every", a.commit_every, "reset: steps between commits (default 1)")->check(CLI::Range(1, 1000000));
   app.add_option("--detect", a.detect_s, "reset: seconds from the loss to the restore (default 0.05, measured)")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(finite_in(0, 3600));
 }
 
 // Flags that do not go together; "" when they do. A flag a mode does not use is an error,

@@ -32,7 +32,8 @@ std::map<std::string, std::vector<double>> rows(const std::string& out) {
 
 TEST(ElasticReset, PartsAddUpAndTheStateIsBroadcastOnTheCluster) {
   std::string err, out1, out3;
-  const std::string base = kRoce + " --set 'workload.models=[\"resnet101\", \"vgg16\"]' --elastic-reset --np 8";
+  const std::string base =
+      kRoce + " --set 'workload.models=[\"resnet101\", \"vgg16\"]' --set workload.optimizer=momentum --elastic-reset --np 8";
   ASSERT_EQ(run_hvdsim(base, &err, &out1), 0) << err;
   ASSERT_EQ(run_hvdsim(base + " --optimizer-slots 3 --commit-every 4", &err, &out3), 0) << err;
   const auto one = rows(out1), three = rows(out3);
@@ -50,10 +51,32 @@ TEST(ElasticReset, PartsAddUpAndTheStateIsBroadcastOnTheCluster) {
   EXPECT_GT(one.at("vgg16")[4], 2 * one.at("resnet101")[4]);
 }
 
+// The state carries the optimizer's own tensors (SGD none, Adam two moments) unless
+// --optimizer-slots names another count; the header says which.
+TEST(ElasticReset, TheStateFollowsTheOptimizer) {
+  std::string err, sgd, adam, given;
+  const std::string base = kRoce + " --set 'workload.models=[\"resnet101\"]' --elastic-reset --np 4";
+  ASSERT_EQ(run_hvdsim(base, &err, &sgd), 0) << err;
+  ASSERT_EQ(run_hvdsim(base + " --set workload.optimizer=adam", &err, &adam), 0) << err;
+  ASSERT_EQ(run_hvdsim(base + " --set workload.optimizer=adam --optimizer-slots 0.5", &err, &given), 0) << err;
+  const double one = rows(sgd).at("resnet101")[0];
+  EXPECT_NEAR(rows(adam).at("resnet101")[0], 3 * one, 0.2) << adam;
+  EXPECT_NEAR(rows(given).at("resnet101")[0], 1.5 * one, 0.2) << given;
+  EXPECT_NE(sgd.find("(1 + 0 optimizer slots, workload.optimizer sgd)"), std::string::npos) << sgd;
+  EXPECT_NE(adam.find("(1 + 2 optimizer slots, workload.optimizer adam)"), std::string::npos) << adam;
+  EXPECT_NE(given.find("(1 + 0.5 optimizer slots, --optimizer-slots)"), std::string::npos) << given;
+}
+
 TEST(ElasticReset, FlagsOfOtherModesAreRefused) {
   std::string err;
   EXPECT_EQ(run_hvdsim(kRoce + " --elastic-reset --np 1", &err), 2);
   EXPECT_NE(err.find("at least 2 ranks"), std::string::npos) << err;
+  EXPECT_EQ(run_hvdsim(kRoce + " --elastic-reset --np 513", &err), 2);
+  EXPECT_EQ(err, "hvdsim: --elastic-reset: --np 513 does not fit the cluster (512 GPUs)\n");
+  for (const char* bad : {" --optimizer-slots nan", " --detect nan", " --optimizer-slots inf"}) {
+    EXPECT_EQ(run_hvdsim(kRoce + " --elastic-reset" + bad, &err), 2) << bad;
+    EXPECT_NE(err.find("is not a number in ["), std::string::npos) << err;
+  }
   EXPECT_EQ(run_hvdsim(kRoce + " --optimizer-slots 2", &err), 2);
   EXPECT_NE(err.find("--optimizer-slots: applies to --elastic-reset only"), std::string::npos) << err;
   EXPECT_EQ(run_hvdsim(kRoce + " --elastic-reset --collective allreduce", &err), 2);

@@ -30,6 +30,9 @@ const char* optimizer_name(Optimizer o);
 /// and writing the weight). Under fp16 / bf16 the same count holds with float32 master weights:
 /// the 2-byte gradient read is paid back by the 2-byte weight copy written.
 double optimizer_bytes_per_param(Optimizer o);
+/// Tensors of optimizer state kept per parameter tensor (what a checkpoint or an elastic
+/// state carries beside the weights): SGD 0, momentum 1, Adam and LAMB 2 (the two moments).
+int optimizer_state_tensors(Optimizer o);
 /// Seconds an update of `params` parameters takes on catalogue GPU `gpu` beyond plain SGD's:
 /// params x (bytes - SGD's bytes) / (memory bandwidth x its measured efficiency).
 Result<double> optimizer_extra_s(Optimizer o, std::int64_t params, std::string_view gpu);
