@@ -183,10 +183,12 @@ std::string check_model_mode(const CLI::App& app, const Options& o) {
   if (!(o.optimizer_ms >= 0 && o.optimizer_ms <= 86400000))
     return "--optimizer-ms must be a number of milliseconds in [0, 86400000] (got " +
            fmt_number(o.optimizer_ms) + ")";
+  if (o.ensemble && o.post_accumulation)
+    return "--allreduce-post-accumulation: an ensemble (--ensemble) has no gradient allreduce to postpone";
   return "";
 }
 
-std::string check_collective_mode(const KnobFlags& k, Options* o) {
+std::string check_collective_mode(const KnobFlags& k, Options* o, bool op_given) {
   if (std::find(kCollectives.begin(), kCollectives.end(), o->collective) == kCollectives.end())
     return "unknown collective '" + o->collective +
            "'; expected allreduce, allgather, broadcast, alltoall or reducescatter";
@@ -195,6 +197,8 @@ std::string check_collective_mode(const KnobFlags& k, Options* o) {
            "'; expected uint8, int8, int32, int64, float16, bfloat16, float32 or float64";
   if (!parse_op(o->op) || *parse_op(o->op) == ReduceOp::kAdasum)
     return "unknown op '" + o->op + "'; expected sum, average, min, max or product";
+  if (op_given && o->collective != "allreduce" && o->collective != "reducescatter")
+    return "--op: " + o->collective + " does not reduce";
   auto b = parse_size(k.min_bytes);
   if (!b) return "-b/--minbytes: '" + k.min_bytes + "' is not a size (e.g. 8, 4K, 1M, 2G)";
   auto e = parse_size(k.max_bytes);
@@ -202,8 +206,8 @@ std::string check_collective_mode(const KnobFlags& k, Options* o) {
   if (*b < 1) return "-b/--minbytes must be at least 1 byte";
   if (*b > *e)
     return "-b " + k.min_bytes + " is larger than -e " + k.max_bytes + " (empty size range)";
-  if (o->step_factor < 2)
-    return "-f/--stepfactor must be at least 2 (got " + std::to_string(o->step_factor) + ")";
+  if (o->step_factor < 2 || o->step_factor > (int64_t{1} << 30))
+    return "-f/--stepfactor must be from 2 to 2^30 (got " + std::to_string(o->step_factor) + ")";
   if (o->iters < 1) return "-n/--iters must be at least 1";
   if (o->warmup_iters < 0) return "-w/--warmup-iters must be >= 0";
   if (o->rounds < 1) return "--rounds must be at least 1 (got " + std::to_string(o->rounds) + ")";
@@ -271,13 +275,7 @@ std::vector<std::string> normalise_args(int argc, const char* const* argv, const
 
 
 
-std::optional<int64_t> parse_size(const std::string& text) {
-  std::string t = text;
-  // nccl-tests accepts 8k/8K, 1m/1M, 1g/1G (binary multiples).
-  if (!t.empty() && std::string("kmgt").find(t.back()) != std::string::npos)
-    t.back() = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
-  return parse_bytes(t);
-}
+std::optional<int64_t> parse_size(const std::string& text) { return parse_sweep_size(text); }
 
 std::vector<int64_t> size_sweep(int64_t min_bytes, int64_t max_bytes, int64_t factor) {
   std::vector<int64_t> out;
@@ -350,7 +348,7 @@ ParseResult parse_options(int argc, const char* const* argv, Options* out) {
   bad.message = o.collective.empty() ? foreign_flag(*app, kCollectiveGroup, "--collective")
                                      : foreign_flag(*app, kModelGroup, "--model");
   if (!bad.message.empty()) return bad;
-  bad.message = o.collective.empty() ? check_model_mode(*app, o) : check_collective_mode(k, &o);
+  bad.message = o.collective.empty() ? check_model_mode(*app, o) : check_collective_mode(k, &o, app->count("--op") > 0);
   if (bad.message.empty()) bad.message = collect_knobs(*app, k, &o);
   if (!bad.message.empty()) return bad;
   *out = o;

@@ -51,6 +51,13 @@ std::optional<int64_t> parse_bytes(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<int64_t> parse_sweep_size(std::string_view s) {
+  std::string t(s);
+  if (!t.empty() && std::string_view("kmgt").find(t.back()) != std::string_view::npos)
+    t.back() = static_cast<char>(t.back() - 'a' + 'A');
+  return parse_bytes(t);
+}
+
 std::optional<double> parse_seconds(std::string_view s) {
   double v;
   std::string_view u;

@@ -9,6 +9,9 @@ namespace hvd {
 
 /// "67108864", "64MiB", "64MB", "1.5GiB", "4K" → bytes (binary K/M/G = 1024 multiples).
 std::optional<int64_t> parse_bytes(std::string_view s);
+/// A size as nccl-tests' -b / -e take it: parse_bytes's, and a lowercase k, m, g or t too
+/// (binary multiples: 8k = 8K = 8192).
+std::optional<int64_t> parse_sweep_size(std::string_view s);
 /// A plain number, or (when `ms` is true) a time with unit converted to milliseconds.
 std::optional<double> parse_milliseconds_or_number(std::string_view s, bool ms);
 /// "5us", "1.2ms", "0.5s", "100ns" → seconds.

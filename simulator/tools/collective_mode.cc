@@ -103,9 +103,15 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     std::cerr << "hvdsim: --collective: '" << a.collective << "' is not one of allreduce, allgather, reducescatter, broadcast, alltoall\n";
     return 2;
   }
-  auto lo = parse_bytes(a.min_b), hi = parse_bytes(a.max_b);
-  if (!lo || !hi || *lo < 4 || *lo > *hi || a.factor < 2) {
-    std::cerr << "hvdsim: --collective: need 4 <= -b <= -e (sizes like 8, 4K, 64MiB) and -f >= 2\n";
+  const auto lo = parse_sweep_size(a.min_b), hi = parse_sweep_size(a.max_b);
+  const std::string why = !lo          ? "--minbytes: '" + a.min_b + "' is not a size (e.g. 8, 4K, 64MiB, 1G)"
+                          : !hi        ? "--maxbytes: '" + a.max_b + "' is not a size (e.g. 8, 4K, 64MiB, 1G)"
+                          : *lo < 4    ? "--minbytes: " + a.min_b + " is below 4 bytes, the smallest size a sweep takes"
+                          : *lo > *hi  ? "--minbytes: " + a.min_b + " is larger than --maxbytes " + a.max_b
+                          : a.factor < 2 ? "--stepfactor: " + std::to_string(a.factor) + " is below 2"
+                                         : "";
+  if (!why.empty()) {
+    std::cerr << "hvdsim: " << why << "\n";
     return 2;
   }
   constexpr int64_t kMaxSweepBytes = int64_t{64} << 30;  // nccl-tests' largest sizes are 16 GiB
@@ -124,7 +130,13 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
   machine->max_channels = pt.nccl_max_nchannels;
   if (a.gpus_per_thread > machine->ranks_per_node) {
     std::cerr << "hvdsim: --ngpus: " << a.gpus_per_thread << " GPUs per thread, but a node runs "
-              << machine->ranks_per_node << " ranks (nccl-tests -g drives GPUs of one node)\n";
+              << machine->ranks_per_node << (machine->ranks_per_node == 1 ? " rank" : " ranks")
+              << " (nccl-tests -g drives GPUs of one node)\n";
+    return 2;
+  }
+  if (machine->ranks_per_node % a.gpus_per_thread != 0) {
+    std::cerr << "hvdsim: --ngpus: " << a.gpus_per_thread << " does not divide the " << machine->ranks_per_node
+              << " ranks of a node (nccl-tests runs processes of -g GPUs each)\n";
     return 2;
   }
   machine->gpus_per_thread = a.gpus_per_thread;
@@ -132,8 +144,9 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     std::cerr << "hvdsim: runtime.nccl_algo: " << pt.nccl_algo
               << (pt.nccl_proto != "auto" ? " with runtime.nccl_proto " + pt.nccl_proto : std::string())
               << " cannot run " << a.collective << " on this machine (" << machine->nodes
-              << " nodes; nvls needs NVSwitch with NVLink SHARP, collnet cluster.network.sharp and "
-              << "several nodes, tree and nvls_tree allreduce only, nvls, nvls_tree, collnet and alltoall Simple only)\n";
+              << (machine->nodes == 1 ? " node" : " nodes") << "; nvls needs NVSwitch with NVLink SHARP, collnet cluster.network.sharp and "
+              << "several nodes, tree and nvls_tree allreduce only, nvls, nvls_tree, collnet and alltoall Simple only; "
+              << "alltoall is send/receive, which no NCCL_ALGO chooses)\n";
     return 2;
   }
   // As hvdbench's collective mode: event-driven cycle unless the scenario sets one.

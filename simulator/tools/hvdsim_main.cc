@@ -150,7 +150,8 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_flag("--raw-only", a.raw_only, "sweep: the raw column alone (no runtime simulation)");
   app.add_option("-b,--minbytes", a.min_b, "sweep: smallest size (default 8)");
   app.add_option("-e,--maxbytes", a.max_b, "sweep: largest size (default 64MiB)");
-  app.add_option("-f,--stepfactor", a.factor, "sweep: size multiplier (default 8)");
+  app.add_option("-f,--stepfactor", a.factor, "sweep: size multiplier, 2 to 2^30 (default 8)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 30));
   app.add_option("--np", a.sweep_np, "sweep and reset: ranks, 1 to 1048576 (default: the largest of sweep.np)")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("-n,--iters", a.iters, "sweep: timed calls per size (default 20)")->check(CLI::Range(1, 100000));
@@ -336,6 +337,22 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
     return hvd::sim::run_elastic_reset(sc, r);
   }
   if (!a.collective.empty()) {
+    // A collective sweep runs one cluster and no workload: what would shape a training run
+    // only is refused, not dropped.
+    for (const std::string& set : a.sets)
+      if (set.rfind("workload.", 0) == 0) {
+        std::cerr << "hvdsim: --set " << set.substr(0, set.find('=')) << ": not with --collective (a collective sweep runs no workload)\n";
+        return 2;
+      }
+    if (sc.points.size() > 1) {
+      std::cerr << "hvdsim: --collective: " << sc.source << " describes " << sc.points.size()
+                << " clusters or runtimes (what_if entries or sweep axes); a collective sweep runs one: pick it with --set\n";
+      return 2;
+    }
+    if (app.count("--op") && a.collective != "allreduce" && a.collective != "reducescatter") {
+      std::cerr << "hvdsim: --op: " << a.collective << " does not reduce\n";
+      return 2;
+    }
     hvd::sim::CollectiveArgs c;
     c.collective = a.collective;
     c.min_b = a.min_b;

@@ -204,6 +204,33 @@ TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
       {one + " --set runtime.gpu_operations=mpi", "runtime.gpu_operations: \"mpi\" is not \"nccl\""},
       {one + " --set cluster.host_cpu=arm", "cluster.host_cpu"},
       {one + " --set cluster.network.sharp=yes", "cluster.network.sharp"},
+      {one + " --set cluster.network.protocol=tcp --set cluster.network.sharp=true",
+       "cluster.network.sharp: SHARP is InfiniBand switches' in-network reduction; this network's protocol is tcp"},
+      {one + " --set runtime.nccl_algo=ring --collective alltoall", "runtime.nccl_algo: ring cannot run alltoall"},
+      {one + " --collective broadcast -o prod", "hvdsim: --op: broadcast does not reduce"},
+      {one + " --collective allgather -o max", "hvdsim: --op: allgather does not reduce"},
+      {one + " --collective allreduce --raw-only -g 3", "hvdsim: --ngpus: 3 does not divide the 8 ranks of a node"},
+      {one + " --collective allreduce -b abc", "hvdsim: --minbytes: 'abc' is not a size (e.g. 8, 4K, 64MiB, 1G)"},
+      {one + " --collective allreduce -e 1P", "hvdsim: --maxbytes: '1P' is not a size"},
+      {one + " --collective allreduce -b 1M -e 1K", "hvdsim: --minbytes: 1M is larger than --maxbytes 1K"},
+      {one + " --collective allreduce -b 2", "hvdsim: --minbytes: 2 is below 4 bytes"},
+      {one + " --collective allreduce -f 1", "hvdsim: --stepfactor: Value 1 not in range 2 to 1073741824"},
+      {one + " --collective allreduce --set workload.optimizer=lamb",
+       "hvdsim: --set workload.optimizer: not with --collective (a collective sweep runs no workload)"},
+      {std::string(HVD_SOURCE_DIR) + "/scenarios/whatif_straggler.json --collective allreduce",
+       "describes 4 clusters or runtimes (what_if entries or sweep axes); a collective sweep runs one"},
+      // What NCCL's model does not price is refused on NCCL's collectives, not ignored.
+      {kH100 + " --set cluster.nodes=2 --collective allreduce --raw-only --set 'cluster.degraded_links=[{\"node\": 1, \"extra_latency\": \"5us\"}]'",
+       "cluster.degraded_links: extra_latency is not modelled for NCCL's collectives"},
+      {kH100 + " --set cluster.nodes=2 --collective allreduce --raw-only --set cluster.network.topology=fat_tree"
+               " --set cluster.network.oversubscription=2",
+       "cluster.network.topology: NCCL's collectives (runtime.gpu_operations \"nccl\") are modelled on a non-blocking fabric"},
+      {kH100 + " -q --set cluster.nodes=2 --set 'workload.models=[\"resnet50\"]' --set runtime.hierarchical_allreduce=true",
+       "runtime.hierarchical_allreduce: not with NCCL's allreduce"},
+      {kH100 + " -q --set cluster.nodes=2 --set 'workload.models=[\"resnet50\"]' --set runtime.allreduce_algorithm=rhd",
+       "runtime.allreduce_algorithm: \"rhd\" is the runtime's own allreduce, which would replace NCCL's"},
+      {std::string(HVD_SOURCE_DIR) + "/scenarios/h100_ib400.json -q --set 'sweep.np=[8]' --set cluster.network.sharp=true",
+       "cluster.network.sharp: applies to NCCL's collectives (runtime.gpu_operations \"nccl\")"},
   };
   for (const auto& c : cases) {
     std::string err;
@@ -211,6 +238,34 @@ TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
     EXPECT_NE(err.find(c.expected), std::string::npos) << c.args << ": " << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   }
+}
+
+// A degraded NIC (or GPU link) slows every channel: each ring crosses every node of the job,
+// so the slowest link sets the rate; a node outside the job changes nothing.
+TEST(CollectiveMode, ADegradedLinkSlowsEveryChannelOfTheJob) {
+  const std::string two = kH100 + " -q --set cluster.nodes=4 --set runtime.nccl_algo=ring --collective allreduce -b 1G -e 1G --raw-only --np 16";
+  auto busbw = [&](const std::string& set) {
+    std::string err, out;
+    EXPECT_EQ(run_hvdsim(two + set, &err, &out), 0) << err;
+    std::istringstream in(out);
+    std::string line, last;
+    while (std::getline(in, line))
+      if (!line.empty() && line[0] != '#') last = line;
+    std::istringstream w(last);
+    std::string f[8];
+    for (auto& x : f) w >> x;
+    return std::atof(f[7].c_str());
+  };
+  const double base = busbw("");
+  const double half_nic = busbw(" --set 'cluster.degraded_links=[{\"node\": 1, \"bandwidth_factor\": 0.5}]'");
+  const double two_nics = busbw(" --set 'cluster.degraded_links=[{\"node\": 0, \"bandwidth_factor\": 0.5}, {\"node\": 1, \"bandwidth_factor\": 0.5}]'");
+  const double outside = busbw(" --set 'cluster.degraded_links=[{\"node\": 3, \"bandwidth_factor\": 0.5}]'");
+  const double nvlink = busbw(" --set 'cluster.degraded_links=[{\"node\": 0, \"gpu\": 2, \"bandwidth_factor\": 0.05}]'");
+  EXPECT_GT(base, 300) << base;
+  EXPECT_NEAR(half_nic / base, 0.5, 0.05) << half_nic << " vs " << base;
+  EXPECT_EQ(two_nics, half_nic);  // the slowest link, not the product
+  EXPECT_EQ(outside, base);
+  EXPECT_LT(nvlink, 0.5 * base) << nvlink;  // NVLink at a twentieth is below the NICs' rate
 }
 
 // The runtime's GPU allreduce on NCCL: a training step on gpu_operations "nccl" spends its

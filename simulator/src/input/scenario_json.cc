@@ -269,6 +269,9 @@ void read_network(const json& j, const std::string& path, NetworkSpec* o) {
   o->torus_dims = get_string(j, path, "torus_dims", o->torus_dims);
   o->dragonfly = get_string(j, path, "dragonfly", o->dragonfly);
   o->sharp = get_bool(j, path, "sharp", o->sharp);
+  if (o->sharp && o->protocol != "infiniband")
+    throw ScenarioError(path + ".sharp", "SHARP is InfiniBand switches' in-network reduction; this network's protocol is " +
+                                             o->protocol + " (set protocol \"infiniband\")");
 }
 
 void read_device(const json& j, const std::string& path, DeviceCostSpec* o) {
@@ -481,12 +484,13 @@ void read_runtime(const json& j, ScenarioPoint* o) {
     else if (v.is_boolean()) text = v.get<bool>() ? "true" : "false";
     else if (v.is_number()) text = v.dump();
     else fail(p, v, "a knob value (string, number or boolean)");
-    if (k == "nccl_algo") {  // NCCL's own variable (NCCL_ALGO), not an hvd knob
+    if (k == "nccl_algo") {  // NCCL's own variable (NCCL_ALGO; any case, as NCCL reads it), not an hvd knob
       static const std::vector<std::string> algos = {"auto", "ring", "tree", "nvls", "nvls_tree", "collnet"};
-      if (!v.is_string() || std::find(algos.begin(), algos.end(), text) == algos.end())
-        fail(p, v, "one of auto, ring, tree, nvls, nvls_tree, collnet (NCCL_ALGO)");
-      o->nccl_algo = text;
-      o->knobs[k] = text;
+      const auto it = std::find_if(algos.begin(), algos.end(),
+                                   [&](const std::string& a) { return strcasecmp(a.c_str(), text.c_str()) == 0; });
+      if (!v.is_string() || it == algos.end()) fail(p, v, "one of auto, ring, tree, nvls, nvls_tree, collnet (NCCL_ALGO)");
+      o->nccl_algo = *it;
+      o->knobs[k] = *it;
       continue;
     }
     if (k == "nccl_proto") {  // NCCL's own variable (NCCL_PROTO; any case, as NCCL reads it)

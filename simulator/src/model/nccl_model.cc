@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "hvd/workloads/gpu_catalog.h"
 
@@ -165,6 +166,38 @@ StatusOr<NcclMachine> nccl_machine(const ClusterSpec& c, int np) {
   m.nics_per_node = c.network.nic == "per_gpu" ? c.gpus_per_node : 1;
   m.collnet = c.network.sharp;
   m.amd_cpu = c.host_cpu == "amd";
+  // NCCL's model is of a non-blocking fabric (a star, or a fat tree without oversubscription,
+  // as DGX pods are cabled): other fabrics are refused, not priced as if they were one.
+  const NetworkSpec& net = c.network;
+  if (!c.platform_file.empty())
+    return Status::InvalidArgument("cluster.platform_file: NCCL's collectives (runtime.gpu_operations \"nccl\") are "
+                                   "modelled on the scenario's own cluster, not on a platform file");
+  if (m.nodes > 1 && (net.topology == "torus" || net.topology == "dragonfly" ||
+                      (net.topology == "fat_tree" && net.oversubscription > 1)))
+    return Status::InvalidArgument("cluster.network.topology: NCCL's collectives (runtime.gpu_operations \"nccl\") are "
+                                   "modelled on a non-blocking fabric (star, or fat_tree with oversubscription 1), not on " +
+                                   net.topology + (net.topology == "fat_tree" ? " with oversubscription" : ""));
+  // A degraded link slows every channel that crosses it, and every ring and tree crosses
+  // every GPU of the job and every node's NICs: the slowest of the job's links sets the rate
+  // (NCCL's topology search sees a NIC or an NVLink trained at a lower speed too).
+  // Factors per node's NICs and per GPU link (as the platform applies them: each entry
+  // multiplies), then the slowest of the job's.
+  std::vector<double> nics(static_cast<size_t>(m.nodes), 1.0), links(static_cast<size_t>(m.ranks()), 1.0);
+  for (const LinkDegradation& d : c.degraded_links) {
+    if (d.node >= m.nodes || d.gpu >= m.ranks_per_node) continue;
+    if (d.extra_latency > 0)
+      return Status::InvalidArgument("cluster.degraded_links: extra_latency is not modelled for NCCL's collectives "
+                                     "(runtime.gpu_operations \"nccl\"; NCCL's tuner prices each hop), bandwidth_factor is");
+    (d.gpu < 0 ? nics[static_cast<size_t>(d.node)] : links[static_cast<size_t>(d.node * m.ranks_per_node + d.gpu)]) *=
+        d.bandwidth_factor;
+  }
+  const double nic_factor = *std::min_element(nics.begin(), nics.end());
+  const double gpu_factor = *std::min_element(links.begin(), links.end());
+  m.nic *= nic_factor;
+  if (gpu_factor < 1) {  // the GPU's link inside the server, at its real rate
+    (m.nvlink > 0 ? m.nvlink : m.pcie) *= gpu_factor;
+    m.slow_gpu_link = (m.nvlink > 0 ? g.nvlink_gbps : g.pcie_gbps) * gpu_factor;
+  }
   return m;
 }
 
@@ -268,6 +301,7 @@ double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p
   if (a == kTree && ar) bus = std::min(bus * 0.92, cap_ch * kPerChMaxTreeBw[gi][ni]);
   if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max);
   if (a == kTree && p == kLL128) bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), cap_ch * kPerChMaxTreeLL128Bw[gi][ni]);
+  if (m.slow_gpu_link > 0) bus = std::min(bus, m.slow_gpu_link);  // each GPU's link carries the bus rate
   if (a == kCollnet) {
     double factor = static_cast<double>(ppn) / nch;
     factor -= (factor - 1) / 2;
@@ -358,7 +392,8 @@ NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::
     best.tuner_us = alltoall_us(m, bytes, false);
     best.seconds = std::max(m.launch_s, alltoall_us(m, bytes, true) * 1e-6);
     best.channels = nccl_comm_channels(m);
-    best.ok = (algo == "auto" || algo == "ring") && nccl_proto_matches(proto, NcclProto::kSimple);
+    // NCCL's alltoall is grouped send/receive: no NCCL_ALGO chooses it, and it runs Simple.
+    best.ok = algo == "auto" && nccl_proto_matches(proto, NcclProto::kSimple);
     return best;
   }
   double t_best = std::numeric_limits<double>::infinity();

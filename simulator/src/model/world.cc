@@ -121,6 +121,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
                       : o.nccl_proto != "auto"       ? "runtime.nccl_proto"
                       : o.nccl_min_nchannels != 0    ? "runtime.nccl_min_nchannels"
                       : o.nccl_max_nchannels != 64   ? "runtime.nccl_max_nchannels"
+                      : o.cluster.network.sharp      ? "cluster.network.sharp"
                                                      : nullptr;
     if (set)
       return Status::InvalidArgument(std::string(set) +
@@ -128,6 +129,17 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
                                      "collectives are the runtime's own (gpu_operations \"hvd\")");
   }
   if (o.nccl) {
+    // NCCL runs the GPU allreduce (Horovod's HOROVOD_GPU_OPERATIONS=NCCL): a knob that would
+    // hand it to the runtime's own algorithms, or one the NCCL path never reads, contradicts it.
+    const std::string& alg = o.config.allreduce_algorithm;
+    if (alg != "auto" && alg != "native")
+      return Status::InvalidArgument("runtime.allreduce_algorithm: \"" + alg +
+                                     "\" is the runtime's own allreduce, which would replace NCCL's (runtime.gpu_operations "
+                                     "\"nccl\"); NCCL's algorithm is runtime.nccl_algo, or set gpu_operations \"hvd\"");
+    if (o.config.hierarchical_allreduce)
+      return Status::InvalidArgument("runtime.hierarchical_allreduce: not with NCCL's allreduce (runtime.gpu_operations "
+                                     "\"nccl\"): NCCL's ring and tree already run inside the node over NVLink and across "
+                                     "nodes over the NICs (runtime.nccl_algo); Horovod's NCCL-then-MPI split is not modelled");
     auto m = nccl_machine(o.cluster, o.np);
     if (!m.ok()) return m.status();
     m->min_channels = o.nccl_min_nchannels;

@@ -49,6 +49,7 @@ Status simulate_collective_sweep(const ScenarioPoint& pt, int np, NcclColl coll,
           wo.nccl_algo = wo.nccl_proto = "auto";
           wo.nccl_min_nchannels = 0;
           wo.nccl_max_nchannels = 64;
+          wo.cluster.network.sharp = false;  // NCCL's CollNet: the runtime's own collectives never use it
         }
         std::vector<double> worst(sizes.size(), 0.0);
         std::vector<Status> st(static_cast<size_t>(np));

@@ -51,6 +51,9 @@ struct NcclMachine {
   int max_channels = 64;     ///< NCCL_MAX_NCHANNELS (NCCL_MAX_CTAS), at most MAXCHANNELS (64)
   int gpus_per_thread = 1;   ///< GPUs one host thread drives, launching their kernels in turn
                              ///< (nccl-tests -g); 1: a process per GPU, as Horovod runs
+  double slow_gpu_link = 0;  ///< GB/s of a GPU link of the job trained below its rate
+                             ///< (cluster.degraded_links): every ring and tree crosses that GPU,
+                             ///< so no bus rate exceeds it; 0: none
   int ranks() const { return nodes * ranks_per_node; }
 };
 
