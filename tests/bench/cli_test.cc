@@ -37,14 +37,15 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   expect_bad_input("--model resnet9000", "known models: resnet50, resnet101");
   expect_bad_input("--model resnet50 -np 0", "-np must be at least 1");
   expect_bad_input("--collective allreduce -b 1M -e 4K", "larger than");
-  expect_bad_input("--collective allreduce -b 4K -e 1M -f 1", "at least 2");
+  expect_bad_input("--collective allreduce -b 4K -e 1M -f 1", "from 2 to 2^30");
   expect_bad_input("--collective allreduce -b 4X", "not a size");
   expect_bad_input("--collective allmagic", "unknown collective");
   expect_bad_input("--collective allreduce --dtype float8", "unknown dtype");
   expect_bad_input("--collective allreduce --op mean", "unknown op");
   expect_bad_input("--model resnet50 --gpu Z80", "unknown GPU");
   expect_bad_input("--model resnet50 --steps", "steps");
-  expect_bad_input("--model resnet50 --report /nonexistent/dir/r.json", "cannot write");
+  expect_bad_input("--model resnet50 --report /nonexistent/dir/r.json", "cannot be written (no directory");
+  expect_bad_input("--model resnet50 --report r.csv", "ends in .csv");
   expect_bad_input("--model resnet50 -np 2 --timeline-filename /nonexistent/t.json", "cannot write");
   expect_bad_input("--model resnet50 -np 2 --hostfile /nonexistent/hosts", "cannot read");
   expect_bad_input("", "nothing to run");

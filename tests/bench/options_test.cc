@@ -47,7 +47,7 @@ TEST(Options, HorovodrunSpellingsAndKnobs) {
 
 TEST(Options, CollectiveModeSizes) {
   Options o;
-  ParseResult r = parse({"--collective", "allgather", "-b", "8", "-e", "256M", "-f", "4", "--dtype",
+  ParseResult r = parse({"--collective", "reducescatter", "-b", "8", "-e", "256M", "-f", "4", "--dtype",
                          "float16", "--op", "max", "--check", "-n", "3", "-w", "1",
                          "--algorithm", "direct", "--rounds", "5"},
                         &o);
@@ -67,8 +67,14 @@ TEST(Options, BadInputIsOneClearMessage) {
             std::string::npos);
   EXPECT_NE(error_of({"--collective", "allreduce", "-b", "1M", "-e", "4K"}).find("larger than"),
             std::string::npos);
-  EXPECT_NE(error_of({"--collective", "allreduce", "-f", "1"}).find("at least 2"),
+  EXPECT_NE(error_of({"--collective", "allreduce", "-f", "1"}).find("from 2 to 2^30"),
             std::string::npos);
+  EXPECT_NE(error_of({"--collective", "allgather", "--op", "max"}).find("--op: allgather does not reduce"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--model", "resnet50", "--ensemble", "--allreduce-post-accumulation"})
+                .find("an ensemble (--ensemble) has no gradient allreduce to postpone"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--model", "resnet50", "--report", ""}).find("--report: an empty path"), std::string::npos);
   EXPECT_NE(error_of({"--collective", "allreduce", "-b", "12Q"}).find("not a size"),
             std::string::npos);
   EXPECT_NE(error_of({"--collective", "allreduce", "--rounds", "0"}).find("--rounds must be at least 1"),
