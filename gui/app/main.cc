@@ -4,6 +4,7 @@
 //   hvdview --export-chart out.svg REPORT       render charts offscreen and exit
 #include <QApplication>
 #include <QCommandLineParser>
+#include <cmath>
 #include <cstdio>
 
 #include "app/headless.h"
@@ -50,11 +51,15 @@ QString ReadOptions(const QCommandLineParser& parser, hvdview::HeadlessOptions* 
     bool ok_a = false, ok_b = false;
     const double a = parts.size() == 2 ? parts[0].toDouble(&ok_a) : 0;
     const double b = parts.size() == 2 ? parts[1].toDouble(&ok_b) : 0;
-    if (!ok_a || !ok_b || !(b > a)) return QStringLiteral("--range: expected START:END in ms");
+    const QString spec = parser.value(QStringLiteral("range"));
+    if (!ok_a || !ok_b || !std::isfinite(a) || !std::isfinite(b)) {
+      return QStringLiteral("--range %1: expected START:END, finite numbers of ms").arg(spec);
+    }
+    if (!(b > a)) return QStringLiteral("--range %1: END must be after START").arg(spec);
     options->range_ms = std::make_pair(a, b);
   }
   if (parser.isSet(QStringLiteral("chart"))) options->chart = parser.value(QStringLiteral("chart"));
-  static const QStringList kCharts = {"all", "throughput", "efficiency", "steptime", "collectives"};
+  static const QStringList kCharts = {"all", "throughput", "efficiency", "steptime", "busbw", "collectives"};
   if (!kCharts.contains(options->chart)) {
     return QStringLiteral("--chart %1: expected one of %2")
         .arg(options->chart, kCharts.join(QStringLiteral(", ")));
@@ -69,7 +74,7 @@ void AddOptions(QCommandLineParser& parser) {
   parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument("FILE", "Timelines (*.json) and/or a report (*.json, *.csv).",
+  parser.addPositionalArgument("FILE", "Timelines (*.json) and/or a report (*.json, *.csv; a training or a collective sweep report).",
                                "[FILE...]");
   parser.addOptions({
       {"screenshot", "Render the timeline(s) offscreen to OUT (.png or .svg) and exit.", "OUT"},
@@ -77,7 +82,7 @@ void AddOptions(QCommandLineParser& parser) {
        "Render report charts (or per-rank collective time of a timeline) to "
        "OUT (.png or .svg) and exit.",
        "OUT"},
-      {"chart", "Chart for --export-chart: all, throughput, efficiency, steptime, collectives.",
+      {"chart", "Chart for --export-chart: all, throughput, efficiency, steptime, busbw, collectives.",
        "NAME"},
       {"compare", "Timeline shown below the FILEs in compare mode (repeatable).", "FILE"},
       {"align", "Compare mode: align at the N-th occurrence of event NAME (default N=1).",

@@ -64,20 +64,45 @@ void MainWindow::openDialog(Target target) {
 void MainWindow::openFiles(const QStringList& paths) {
   QStringList timelines;
   QStringList problems;
+  QString report_file, sweep_file;  // the one report of each kind opened by this call
+  // One report of a kind at a time: a second one given together is named, not dropped unseen.
+  auto first_of_kind = [&problems](QString* opened, const QString& path) {
+    if (opened->isEmpty()) {
+      *opened = path;
+      return true;
+    }
+    problems << path + tr(": a second report (%1 is shown); hvdview shows one report at a time, "
+                          "open the others separately")
+                           .arg(*opened);
+    return false;
+  };
+  auto add_problems = [&problems](const QString& path, const std::string& error) {
+    for (const QString& line : QString::fromStdString(error).split('\n')) problems << path + ": " + line;
+  };
   for (const QString& path : paths) {
     const FileKind kind = DetectFileKind(path.toStdString());
     if (kind == FileKind::kTimeline) {
       timelines << path;
     } else if (kind == FileKind::kReport) {
+      if (!first_of_kind(&report_file, path)) continue;
       std::string error;
       if (auto report = LoadReport(path.toStdString(), &error)) {
         charts_->setReport(*report);
         tabs_->setCurrentWidget(charts_);
       } else {
-        problems << path + ": " + QString::fromStdString(error);
+        add_problems(path, error);
+      }
+    } else if (kind == FileKind::kCollectiveReport) {
+      if (!first_of_kind(&sweep_file, path)) continue;
+      std::string error;
+      if (auto sweep = LoadCollectiveReport(path.toStdString(), &error)) {
+        charts_->setCollectiveReport(*sweep);
+        tabs_->setCurrentWidget(charts_);
+      } else {
+        add_problems(path, error);
       }
     } else {
-      problems << path + ": " + QString::fromStdString(DescribeFileKindProblem(kind));
+      problems << path + ": " + QString::fromStdString(DescribeFileProblem(path.toStdString(), kind));
     }
   }
   if (!problems.isEmpty()) reportProblems(problems, true);

@@ -126,9 +126,10 @@ size_t WriteSyntheticTimeline(const std::string& path, const SyntheticTimelineSp
   TimelineWriter writer(out.get());
   const size_t per_step = 4 + 7 * static_cast<size_t>(spec.collectives_per_step);
   const size_t steps = std::max<size_t>(1, spec.events / (per_step * spec.ranks));
-  for (int rank = 0; rank < spec.ranks; ++rank) WriteMetadata(writer, rank);
+  const int end_rank = spec.first_rank + spec.ranks;
+  for (int rank = spec.first_rank; rank < end_rank; ++rank) WriteMetadata(writer, rank);
   for (size_t step = 0; step < steps; ++step) {
-    for (int rank = 0; rank < spec.ranks; ++rank) {
+    for (int rank = spec.first_rank; rank < end_rank; ++rank) {
       WriteStep(writer, spec, rank, static_cast<int>(step));
     }
   }

@@ -9,6 +9,7 @@ namespace hvdview {
 
 struct SyntheticTimelineSpec {
   int ranks = 4;
+  int first_rank = 0;       // pids first_rank .. first_rank + ranks - 1 (an MPI rank's own file)
   size_t events = 1000;  // approximate total, metadata excluded
   int collectives_per_step = 10;
   double step_us = 100000;  // length of one training step

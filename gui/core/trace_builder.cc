@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <queue>
 #include <nlohmann/json.hpp>
 
 namespace hvdview {
@@ -78,6 +80,16 @@ Process& TraceBuilder::ProcessFor(int64_t pid) {
     process.name = PidLabel(pid);
     process.sort_index = 0;
     trace_.processes.push_back(process);
+    process_file_.push_back(file_index_);
+  } else if (process_file_[it->second] != file_index_) {
+    // The pid (rank) of an earlier file: files of different runs would be stacked into one
+    // rank. Noted once per pid and file (the process then counts as this file's).
+    SharedPid& shared = shared_pids_[{file_index_, process_file_[it->second]}];
+    if (shared.count++ == 0) {
+      shared.pid = pid;
+      shared.offset = event_offset_;
+    }
+    process_file_[it->second] = file_index_;
   }
   return trace_.processes[it->second];
 }
@@ -85,8 +97,13 @@ Process& TraceBuilder::ProcessFor(int64_t pid) {
 uint32_t TraceBuilder::LaneFor(int64_t pid, int64_t tid, LaneKind kind) {
   if (has_last_lane_ && last_pid_ == pid && last_tid_ == tid) return last_lane_;
   auto [it, inserted] = lane_ids_.emplace(std::make_pair(pid, tid), 0);
+  if (!inserted && lane_file_[it->second] != file_index_) {
+    lane_file_[it->second] = file_index_;
+    ProcessFor(pid);  // a lane of an earlier file: is its pid shared between files?
+  }
   if (inserted) {
     ProcessFor(pid);
+    lane_file_.push_back(file_index_);
     it->second = static_cast<uint32_t>(trace_.lanes.size());
     Lane lane;
     lane.pid = pid;
@@ -115,6 +132,7 @@ void TraceBuilder::Note(const std::string& problem, uint64_t offset) {
 }
 
 void TraceBuilder::Add(const RawEvent& event) {
+  event_offset_ = event.offset;
   if (event.type_error) {
     Note(std::string("skipped events: ") + event.type_error, event.offset);
     return;
@@ -302,19 +320,30 @@ void TraceBuilder::CloseOpenSlices() {
 // Sorts by start (longer first on ties so parents precede children) and puts each slice on
 // the first row that is free at its start: nested slices land one row below their parent,
 // overlapping slices that do not nest get a row of their own instead of being dropped.
+// Starts only grow, so a row once free at a start stays free for the later ones: rows move
+// from a min-heap of busy rows (by end time) to a min-heap of free rows (by index) as the
+// starts pass their ends, O(n log n) (scanning every row for each slice was quadratic on a
+// staircase of slices that overlap without nesting).
 void TraceBuilder::LayOutRows(Lane& lane, std::vector<Slice>& slices) {
   std::sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) {
     return a.start != b.start ? a.start < b.start : a.dur > b.dur;
   });
-  std::vector<double> row_end;
+  using RowEnd = std::pair<double, size_t>;  // end time, row
+  std::priority_queue<RowEnd, std::vector<RowEnd>, std::greater<RowEnd>> busy;
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> free_rows;
   for (const Slice& slice : slices) {
-    size_t row = 0;
-    while (row < row_end.size() && row_end[row] > slice.start) ++row;
-    if (row == row_end.size()) {
-      row_end.push_back(0);
-      lane.rows.emplace_back();
+    while (!busy.empty() && busy.top().first <= slice.start) {
+      free_rows.push(busy.top().second);
+      busy.pop();
     }
-    row_end[row] = slice.end();
+    size_t row = lane.rows.size();
+    if (free_rows.empty()) {
+      lane.rows.emplace_back();
+    } else {
+      row = free_rows.top();
+      free_rows.pop();
+    }
+    busy.push({slice.end(), row});
     lane.rows[row].slices.push_back(slice);
   }
   trace_.slice_count += slices.size();
@@ -337,6 +366,26 @@ void TraceBuilder::FinishProcesses() {
   }
   std::erase_if(trace_.processes, [](const Process& p) { return p.lanes.empty(); });
   SortProcesses(trace_, ProcessOrder::kBySortIndex);
+}
+
+std::vector<TraceBuilder::SharedPidError> TraceBuilder::SharedPidErrors() const {
+  std::vector<SharedPidError> errors;
+  for (const auto& [files, shared] : shared_pids_) {
+    const auto& [file, earlier] = files;
+    std::string message = "pid " + ProcessLabel(shared.pid) + " is also in " + trace_.files[earlier];
+    if (shared.count > 1) message += " (and " + std::to_string(shared.count - 1) + " more pids)";
+    message += ": runs of different jobs would be stacked into one rank; open the files of one run "
+               "together, or two runs with --compare (File > Open for compare B)";
+    errors.push_back({trace_.files[file], shared.offset, std::move(message)});
+  }
+  return errors;
+}
+
+std::string TraceBuilder::ProcessLabel(int64_t pid) const {
+  if (pid > kTextIdBase && pid - kTextIdBase <= static_cast<int64_t>(id_texts_.size())) {
+    return "'" + id_texts_[static_cast<size_t>(pid - kTextIdBase - 1)] + "'";
+  }
+  return std::to_string(pid);
 }
 
 std::vector<std::string> TraceBuilder::Finish() {

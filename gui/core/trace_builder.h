@@ -47,6 +47,14 @@ class TraceBuilder {
   void Add(const RawEvent& event);
   // Closes unfinished slices, sorts and lays out rows. Returns one warning line per problem.
   std::vector<std::string> Finish();
+  // A pid (rank) found in more than one file: per file, the first such event and the earlier
+  // file that has it. Runs of different jobs would be drawn as one rank; an error.
+  struct SharedPidError {
+    std::string file;
+    uint64_t offset = 0;
+    std::string message;
+  };
+  std::vector<SharedPidError> SharedPidErrors() const;
 
  private:
   struct OpenSlice {
@@ -59,6 +67,11 @@ class TraceBuilder {
     std::vector<Slice> slices;
     std::vector<OpenSlice> open;  // B events waiting for their E
   };
+  struct SharedPid {
+    size_t count = 0;  // pids of the file found in the earlier one
+    int64_t pid = 0;   // the first of them
+    uint64_t offset = 0;
+  };
   struct Problem {
     size_t count = 0;
     std::string file;
@@ -69,6 +82,7 @@ class TraceBuilder {
   Category CategoryOf(std::string_view cat, uint32_t name);
   int64_t IdOfText(std::string_view text);
   std::string ThreadLabel(int64_t tid) const;
+  std::string ProcessLabel(int64_t pid) const;
   uint32_t LaneFor(int64_t pid, int64_t tid, LaneKind kind);
   Process& ProcessFor(int64_t pid);
   void Note(const std::string& problem, uint64_t offset);
@@ -92,6 +106,10 @@ class TraceBuilder {
   std::map<std::string, std::vector<std::pair<uint32_t, OpenSlice>>> open_async_;
   std::vector<PendingLane> pending_;
   std::map<std::string, Problem> problems_;
+  std::vector<uint32_t> process_file_;  // per process (by index): the file it was last seen in
+  std::vector<uint32_t> lane_file_;     // per lane: the same
+  std::map<std::pair<uint32_t, uint32_t>, SharedPid> shared_pids_;  // (file, earlier file)
+  uint64_t event_offset_ = 0;           // of the event being added
   int64_t last_pid_ = -1, last_tid_ = -1;
   uint32_t last_lane_ = 0;
   bool has_last_lane_ = false;

@@ -344,6 +344,9 @@ LoadResult LoadTimelines(const std::vector<std::string>& paths, const LoadOption
     done += sizes[i];
   }
   result.warnings = builder.Finish();
+  for (auto& shared : builder.SharedPidErrors()) {
+    result.errors.push_back({std::move(shared.file), shared.offset, std::move(shared.message)});
+  }
   if (options.progress) options.progress(total, total);
   return result;
 }

@@ -33,8 +33,9 @@ struct LoadOptions {
 
 struct LoadResult {
   Trace trace;
-  // Per file at most one error that stopped reading it, and one for names cut to
-  // kMaxNameBytes (that file was read to its end).
+  // Per file at most one error that stopped reading it, one for names cut to
+  // kMaxNameBytes (that file was read to its end), and one per earlier file it shares pids
+  // with (TraceBuilder::SharedPidErrors; the events are drawn, stacked into those ranks).
   std::vector<LoadError> errors;
   std::vector<std::string> warnings;  // skipped or repaired events, one line per kind
   bool cancelled = false;

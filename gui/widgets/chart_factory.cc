@@ -4,6 +4,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QCategoryAxis>
 #include <QHorizontalStackedBarSeries>
 #include <QLegendMarker>
 #include <QLineSeries>
@@ -60,7 +61,8 @@ QChart* NewChart(const QString& title) {
 }
 
 // np on a log2 axis when it spans more than a factor 8, else linear; `extra`: more np to
-// include (published points).
+// include (published points). The linear axis has its ticks on whole np only, a step of 1,
+// 2, 5, 10, ... np (five ticks over 0 .. 2.2 read "0 0 1 1 2").
 QAbstractAxis* MakeNpAxis(const Report& report, const std::vector<int>& extra = {}) {
   int low = 1 << 30, high = 1;
   for (const ReportRun& run : report.runs) {
@@ -79,11 +81,46 @@ QAbstractAxis* MakeNpAxis(const Report& report, const std::vector<int>& extra = 
     axis->setTitleText("np (GPUs)");
     return axis;
   }
+  double step = 1;
+  for (double decade = 1; high / step > 8; decade *= 10) {
+    for (double factor : {1, 2, 5}) {
+      step = factor * decade;
+      if (high / step <= 8) break;
+    }
+  }
   auto* axis = new QValueAxis;
-  axis->setRange(0, high * 1.1);
+  axis->setRange(0, high + step / 2);
+  axis->setTickType(QValueAxis::TicksDynamic);
+  axis->setTickAnchor(0);
+  axis->setTickInterval(step);
+  axis->setMinorTickCount(0);
   axis->setLabelFormat("%d");
   axis->setTitleText("np (GPUs)");
   return axis;
+}
+
+// The x range an axis shows (value or log axis).
+std::pair<double, double> AxisRange(const QAbstractAxis* axis) {
+  if (const auto* log_axis = qobject_cast<const QLogValueAxis*>(axis)) return {log_axis->min(), log_axis->max()};
+  const auto* value_axis = static_cast<const QValueAxis*>(axis);
+  return {value_axis->min(), value_axis->max()};
+}
+
+// Series colours: Tableau 10 (Qt's theme repeats after 5, so model0 and model5 looked the
+// same); past 10 series the colours come round again with a dash-dot, then dotted line.
+QColor SeriesColor(size_t index) {
+  static const QColor kColors[] = {{0x4E, 0x79, 0xA7}, {0xF2, 0x8E, 0x2B}, {0xE1, 0x57, 0x59}, {0x76, 0xB7, 0xB2},
+                                   {0x59, 0xA1, 0x4F}, {0xED, 0xC9, 0x48}, {0xB0, 0x7A, 0xA1}, {0xFF, 0x9D, 0xA7},
+                                   {0x9C, 0x75, 0x5F}, {0x79, 0x70, 0x6E}};
+  return kColors[index % std::size(kColors)];
+}
+
+void StyleSeries(QLineSeries* series, size_t index) {
+  static const Qt::PenStyle kStyles[] = {Qt::SolidLine, Qt::DashDotLine, Qt::DotLine};
+  QPen pen(SeriesColor(index));
+  pen.setWidth(2);
+  pen.setStyle(kStyles[(index / 10) % std::size(kStyles)]);
+  series->setPen(pen);
 }
 
 void Attach(QChart* chart, QAbstractSeries* series, QAbstractAxis* x, QAbstractAxis* y) {
@@ -116,12 +153,14 @@ QChart* MakeThroughputChart(const Report& report) {
   chart->addAxis(y, Qt::AlignLeft);
   double top = 1;
   double bottom = 1e300;
-  std::map<std::string, const std::vector<const ReportRun*>*> ideal_by_model;
+  std::map<std::string, std::pair<const std::vector<const ReportRun*>*, QColor>> ideal_by_model;
   SeriesRuns groups = GroupBySeries(report);
   CapSeries(&groups, chart);
+  size_t index = 0;
   for (const auto& [name, runs] : groups) {
     auto* series = new QLineSeries;
     series->setName(Shown(name));
+    StyleSeries(series, index++);
     series->setPointsVisible(true);
     for (const ReportRun* run : runs) {
       series->append(run->np, run->images_per_sec);
@@ -129,17 +168,26 @@ QChart* MakeThroughputChart(const Report& report) {
       bottom = std::min(bottom, std::max(1e-3, run->images_per_sec));
     }
     Attach(chart, series, x, y);
-    ideal_by_model.emplace(runs.front()->model, &runs);
+    ideal_by_model.emplace(runs.front()->model, std::make_pair(&runs, series->pen().color()));
   }
-  for (const auto& [model, runs] : ideal_by_model) {
-    if (runs->front()->images_per_sec_single <= 0) continue;
-    auto* ideal = DashedSeries(QObject::tr("ideal %1").arg(QString::fromStdString(model)),
-                               QColor(0x70, 0x70, 0x70));
+  // Ideal scaling of each model, dashed in the model's colour (one grey for all could not be
+  // told apart), from np 1 where the axis shows it: a report of one run still gets a line.
+  const double x_min = AxisRange(x).first;
+  for (const auto& [model, ideal_runs] : ideal_by_model) {
+    const auto& [runs, color] = ideal_runs;
+    const double single = runs->front()->images_per_sec_single;
+    if (single <= 0) continue;
+    auto* ideal = DashedSeries(QObject::tr("ideal %1").arg(QString::fromStdString(model)), color);
+    if (runs->front()->np > 1 && x_min <= 1) ideal->append(1, single);
     for (const ReportRun* run : *runs) {
-      ideal->append(run->np, run->np * run->images_per_sec_single);
-      top = std::max(top, run->np * run->images_per_sec_single);
+      ideal->append(run->np, run->np * single);
+      top = std::max(top, run->np * single);
     }
     Attach(chart, ideal, x, y);
+    // One point draws no line: then no legend entry either.
+    if (ideal->count() < 2 || ideal->at(0) == ideal->at(ideal->count() - 1)) {
+      for (QLegendMarker* marker : chart->legend()->markers(ideal)) marker->setVisible(false);
+    }
   }
   if (auto* log_axis = qobject_cast<QLogValueAxis*>(y)) {
     log_axis->setBase(10);
@@ -187,20 +235,19 @@ QChart* MakeEfficiencyChart(const Report& report) {
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   double top = 100;
-  int low_np = 1 << 30, high_np = 1;
   std::map<std::string, QColor> model_color;  // the first series of each model
+  size_t index = 0;
   for (const auto& [name, runs] : groups) {
     auto* series = new QLineSeries;
     series->setName(Shown(name));
+    StyleSeries(series, index++);
     series->setPointsVisible(true);
     for (const ReportRun* run : runs) {
       series->append(run->np, run->scaling_efficiency * 100);
       top = std::max(top, run->scaling_efficiency * 100);
-      low_np = std::min(low_np, std::max(1, run->np));
-      high_np = std::max(high_np, run->np);
     }
     Attach(chart, series, x, y);
-    model_color.emplace(runs.front()->model, series->color());
+    model_color.emplace(runs.front()->model, series->pen().color());
     // The min-max band of the runs that have one, in the line's colour, see-through; no
     // legend entry of its own (the title says what bands are).
     auto* upper = new QLineSeries;
@@ -218,20 +265,19 @@ QChart* MakeEfficiencyChart(const Report& report) {
     }
     auto* band = new QAreaSeries(upper, lower);
     band->setName(Shown(name) + QObject::tr(" min-max"));
-    QColor fill = series->color();
+    QColor fill = series->pen().color();
     fill.setAlpha(60);
     band->setBrush(fill);
     band->setPen(QPen(fill, 1));
     Attach(chart, band, x, y);
     for (QLegendMarker* marker : chart->legend()->markers(band)) marker->setVisible(false);
   }
-  for (int np : reference_np) {  // the ideal line under the published points too
-    low_np = std::min(low_np, np);
-    high_np = std::max(high_np, np);
-  }
+  // 100 % across the whole np axis (also under the published points): a report of one run,
+  // or of one np, still gets a line.
+  const auto [x_min, x_max] = AxisRange(x);
   auto* ideal = DashedSeries(QObject::tr("ideal"), QColor(0x70, 0x70, 0x70));
-  ideal->append(low_np, 100);
-  ideal->append(high_np, 100);
+  ideal->append(x_min, 100);
+  ideal->append(x_max, 100);
   Attach(chart, ideal, x, y);
   // Published points: one marker series per model, in the model's colour, with a legend entry.
   std::map<std::string, QScatterSeries*> published;
@@ -310,6 +356,67 @@ QChart* MakeStepTimeChart(const Report& report) {
   chart->addAxis(runs, Qt::AlignLeft);
   series->attachAxis(ms);
   series->attachAxis(runs);
+  return chart;
+}
+
+QString SizeLabel(int log2_bytes) {
+  static const char kUnits[] = {'K', 'M', 'G', 'T', 'P', 'E'};
+  if (log2_bytes < 10) return QString::number(1 << std::max(0, log2_bytes));
+  const int unit = std::min<int>(log2_bytes / 10, std::size(kUnits));
+  return QString::number(1LL << (log2_bytes - 10 * unit)) + QChar(kUnits[unit - 1]);
+}
+
+QChart* MakeBusBandwidthChart(const CollectiveReport& report) {
+  QString title = QObject::tr("Bus bandwidth (GB/s)");
+  if (!report.collective.empty()) {
+    title = QObject::tr("%1 bus bandwidth (GB/s)").arg(QString::fromStdString(report.collective));
+    if (report.np > 0) title += QObject::tr(", np %1").arg(report.np);
+    if (report.nodes > 0) title += (report.nodes == 1 ? QObject::tr(" on 1 node") : QObject::tr(" on %1 nodes").arg(report.nodes));
+  }
+  QChart* chart = NewChart(title);
+  auto* raw = new QLineSeries;
+  raw->setName(QObject::tr("NCCL (raw) busbw"));
+  StyleSeries(raw, 0);
+  raw->setPointsVisible(true);
+  auto* hvd = new QLineSeries;
+  hvd->setName(QObject::tr("Horovod (hvd) busbw"));
+  StyleSeries(hvd, 1);
+  hvd->setPointsVisible(true);
+  double low = 1e300, high = 0, top = 0;
+  for (const CollectiveRow& row : report.rows) {
+    const double at = std::log2(row.bytes);
+    low = std::min(low, at);
+    high = std::max(high, at);
+    raw->append(at, row.raw_busbw_gbps);
+    top = std::max(top, row.raw_busbw_gbps);
+    if (row.has_hvd) {
+      hvd->append(at, row.hvd_busbw_gbps);
+      top = std::max(top, row.hvd_busbw_gbps);
+    }
+  }
+  if (report.rows.empty()) low = high = 0;
+  // Size on log2(bytes), labelled at whole powers of two: at most about 12 labels.
+  auto* size = new QCategoryAxis;
+  const int first = static_cast<int>(std::floor(low)), last = static_cast<int>(std::ceil(high));
+  const int step = std::max(1, (last - first + 11) / 12);
+  size->setMin(first - 0.5);
+  size->setMax(last + 0.5);
+  size->setStartValue(first - 0.5);
+  for (int k = first; k <= last; k += step) size->append(SizeLabel(k), k);
+  size->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+  size->setTitleText(QObject::tr("message size (bytes, log2)"));
+  auto* gbps = new QValueAxis;
+  gbps->setTitleText(QObject::tr("busbw (GB/s)"));
+  gbps->setRange(0, top * 1.1 + 1e-9);
+  gbps->applyNiceNumbers();
+  gbps->setLabelFormat("%.0f");
+  chart->addAxis(size, Qt::AlignBottom);
+  chart->addAxis(gbps, Qt::AlignLeft);
+  Attach(chart, raw, size, gbps);
+  if (hvd->count() > 0)
+    Attach(chart, hvd, size, gbps);
+  else
+    delete hvd;
   return chart;
 }
 

@@ -13,12 +13,13 @@ namespace hvdview {
 ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QGridLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
-  const char* placeholders[4] = {
+  const char* placeholders[5] = {
       "Throughput: open a report (File > Open)", "Scaling efficiency: open a report",
-      "Step time split: open a report", "Time in collectives per rank: open a timeline"};
+      "Step time split: open a report", "Time in collectives per rank: open a timeline",
+      "Bus bandwidth: open a collective sweep report"};
   layout->setColumnStretch(0, 1);
   layout->setColumnStretch(1, 1);
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     auto* chart = new QChart;
     chart->setTitle(tr(placeholders[i]));
     views_[i] = new QChartView(chart, this);
@@ -29,6 +30,8 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
     const ChartKind kind = static_cast<ChartKind>(i);
     if (kind == ChartKind::kStepTime)
       layout->addWidget(views_[i], 0, 1, 3, 1);
+    else if (kind == ChartKind::kBusBandwidth)
+      layout->addWidget(views_[i], 3, 0, 1, 2);
     else
       layout->addWidget(views_[i], kind == ChartKind::kCollectives ? 2 : i, 0);
     auto* export_action = new QAction(tr("Export chart (PNG/SVG)..."), views_[i]);
@@ -43,6 +46,7 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
       }
     });
   }
+  updateVisibility();
 }
 
 QChartView* ChartsPanel::chartView(ChartKind kind) const {
@@ -70,10 +74,21 @@ void ChartsPanel::setTrace(const Trace& trace) {
   updateVisibility();
 }
 
+void ChartsPanel::setCollectiveReport(const CollectiveReport& report) {
+  replaceChart(ChartKind::kBusBandwidth, MakeBusBandwidthChart(report));
+  has_sweep_ = true;
+  updateVisibility();
+}
+
 // The per-rank placeholder ("open a timeline") gives its room to the report charts once a
-// report is open without a timeline.
+// report is open without a timeline; the bus bandwidth row shows only with a collective
+// sweep, and then the training report placeholders give it theirs.
 void ChartsPanel::updateVisibility() {
-  chartView(ChartKind::kCollectives)->setVisible(has_trace_ || !has_report_);
+  const bool only_sweep = has_sweep_ && !has_report_;
+  chartView(ChartKind::kCollectives)->setVisible(has_trace_ || (!has_report_ && !has_sweep_));
+  for (ChartKind kind : {ChartKind::kThroughput, ChartKind::kEfficiency, ChartKind::kStepTime})
+    chartView(kind)->setVisible(!only_sweep);
+  chartView(ChartKind::kBusBandwidth)->setVisible(has_sweep_);
 }
 
 }  // namespace hvdview

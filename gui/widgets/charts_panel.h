@@ -11,7 +11,8 @@
 
 namespace hvdview {
 
-enum class ChartKind { kThroughput, kEfficiency, kStepTime, kCollectives };
+// kBusBandwidth: a collective sweep report (hvdsim --collective), over the whole width.
+enum class ChartKind { kThroughput, kEfficiency, kStepTime, kCollectives, kBusBandwidth };
 
 class ChartsPanel : public QWidget {
   Q_OBJECT
@@ -21,18 +22,21 @@ class ChartsPanel : public QWidget {
 
   void setReport(const Report& report);
   void setTrace(const Trace& trace);
+  void setCollectiveReport(const CollectiveReport& report);
   QChartView* chartView(ChartKind kind) const;
   // Which charts have content (a report, a timeline).
   bool hasReport() const { return has_report_; }
   bool hasTrace() const { return has_trace_; }
+  bool hasCollectiveReport() const { return has_sweep_; }
 
  private:
   void replaceChart(ChartKind kind, QChart* chart);
   void updateVisibility();
 
-  QChartView* views_[4];
+  QChartView* views_[5];
   bool has_report_ = false;
   bool has_trace_ = false;
+  bool has_sweep_ = false;
 };
 
 }  // namespace hvdview

@@ -74,12 +74,14 @@ void CompareView::setTraces(std::shared_ptr<Trace> top, const QString& top_label
 
 void CompareView::setTopTrace(std::shared_ptr<Trace> trace, const QString& label) {
   top_label_->setText(tr("A: %1").arg(label));
+  top_name_ = label;
   top_->setTrace(std::move(trace));
   if (bottom_->trace()) align(QString(), 1, 0);
 }
 
 void CompareView::setBottomTrace(std::shared_ptr<Trace> trace, const QString& label) {
   bottom_label_->setText(tr("B: %1").arg(label));
+  bottom_name_ = label;
   bottom_->setTrace(std::move(trace));
   if (top_->trace()) align(QString(), 1, 0);
 }
@@ -97,9 +99,9 @@ bool CompareView::align(const QString& name, int occurrence, double offset_us) {
     const auto at_a = NthOccurrence(a, name.toStdString(), occurrence);
     const auto at_b = NthOccurrence(b, name.toStdString(), occurrence);
     if (!at_a || !at_b) {
-      status_->setText(tr("no occurrence %1 of '%2' in %3")
+      status_->setText(tr("no occurrence %1 of '%2' in %3 (%4)")
                            .arg(occurrence)
-                           .arg(name, !at_a ? tr("A") : tr("B")));
+                           .arg(name, !at_a ? tr("A") : tr("B"), !at_a ? top_name_ : bottom_name_));
       return false;
     }
     anchor_a = *at_a;

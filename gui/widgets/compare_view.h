@@ -39,6 +39,7 @@ class CompareView : public QWidget {
   TimelineView* bottom_;
   QLabel* top_label_;
   QLabel* bottom_label_;
+  QString top_name_, bottom_name_;  // the files shown, for messages
   QLineEdit* name_edit_;
   QSpinBox* occurrence_;
   QDoubleSpinBox* offset_;

@@ -6,13 +6,16 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QCategoryAxis>
 #include <QLineSeries>
 #include <QHorizontalStackedBarSeries>
 #include <QLegendMarker>
 #include <QLogValueAxis>
 #include <QScatterSeries>
 #include <QValueAxis>
+#include <cmath>
 #include <memory>
+#include <set>
 
 #include "app/main_window.h"
 
@@ -318,6 +321,138 @@ TEST(Charts, ThousandsOfSeriesAreCappedAndLongLabelsCut) {
   int longest_row = 0;
   for (const QString& c : rows->categories()) longest_row = std::max(longest_row, static_cast<int>(c.size()));
   EXPECT_LT(longest_row, 80);
+}
+
+// The tick values a dynamic-tick value axis draws.
+std::vector<double> Ticks(const QValueAxis* axis) {
+  std::vector<double> ticks;
+  for (double t = axis->tickAnchor(); t <= axis->max() + 1e-9; t += axis->tickInterval()) {
+    if (t >= axis->min() - 1e-9) ticks.push_back(t);
+  }
+  return ticks;
+}
+
+Report Runs(const std::vector<std::pair<std::string, int>>& model_np) {
+  Report report;
+  for (const auto& [model, np] : model_np) {
+    ReportRun run;
+    run.model = model;
+    run.np = np;
+    run.images_per_sec = 100.0 * np;
+    run.images_per_sec_single = 100;
+    run.scaling_efficiency = 1;
+    report.runs.push_back(run);
+  }
+  return report;
+}
+
+// np 1 and 2 were labelled "0 0 1 1 2" (five ticks over 0 .. 2.2): ticks sit on whole np.
+TEST(Charts, NpAxisTicksOnWholeNp) {
+  for (const auto& [nps, expected_step] : std::vector<std::pair<std::vector<int>, double>>{
+           {{1, 2}, 1}, {{1, 2, 4}, 1}, {{2, 4, 8, 12}, 2}, {{40, 48, 64}, 10}, {{1000, 4000}, 500}}) {
+    std::vector<std::pair<std::string, int>> runs;
+    for (int np : nps) runs.push_back({"m", np});
+    std::unique_ptr<QChart> chart(MakeThroughputChart(Runs(runs)));
+    auto* x = qobject_cast<QValueAxis*>(chart->axes(Qt::Horizontal).at(0));
+    ASSERT_NE(x, nullptr);
+    EXPECT_EQ(x->tickType(), QValueAxis::TicksDynamic);
+    EXPECT_EQ(x->labelFormat(), "%d");
+    EXPECT_EQ(x->tickInterval(), expected_step) << nps.back();
+    const std::vector<double> ticks = Ticks(x);
+    for (double tick : ticks) EXPECT_EQ(tick, std::round(tick));
+    EXPECT_LE(ticks.size(), 9u);
+    EXPECT_GE(x->max(), nps.back());
+  }
+  std::unique_ptr<QChart> chart(MakeEfficiencyChart(Runs({{"m", 1}, {"m", 2}})));
+  auto* x = qobject_cast<QValueAxis*>(chart->axes(Qt::Horizontal).at(0));
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(Ticks(x), (std::vector<double>{0, 1, 2}));
+}
+
+// A report of one run: the ideal lines are drawn (two points), not a lone legend entry.
+TEST(Charts, OneRunStillDrawsItsIdealLines) {
+  const Report report = Runs({{"resnet50", 2}});
+  std::unique_ptr<QChart> throughput(MakeThroughputChart(report));
+  QLineSeries* ideal = SeriesNamed(throughput.get(), "ideal resnet50");
+  ASSERT_NE(ideal, nullptr);
+  ASSERT_EQ(ideal->count(), 2);
+  EXPECT_EQ(ideal->at(0), QPointF(1, 100));
+  EXPECT_EQ(ideal->at(1), QPointF(2, 200));
+  std::unique_ptr<QChart> efficiency(MakeEfficiencyChart(report));
+  QLineSeries* flat = SeriesNamed(efficiency.get(), "ideal");
+  ASSERT_NE(flat, nullptr);
+  ASSERT_EQ(flat->count(), 2);
+  EXPECT_LT(flat->at(0).x(), flat->at(1).x());
+  // np 1 only: one point draws no line, so the legend does not list it.
+  std::unique_ptr<QChart> single(MakeThroughputChart(Runs({{"resnet50", 1}})));
+  QLineSeries* dot = SeriesNamed(single.get(), "ideal resnet50");
+  ASSERT_NE(dot, nullptr);
+  for (QLegendMarker* marker : single->legend()->markers(dot)) EXPECT_FALSE(marker->isVisible());
+}
+
+// Ten models: ten different colours (Qt's theme repeats after five); each ideal line in its
+// model's colour.
+TEST(Charts, SeriesColoursDifferBeyondFive) {
+  std::vector<std::pair<std::string, int>> runs;
+  for (int m = 0; m < 12; ++m) {
+    const std::string name = (m < 10 ? "model0" : "model") + std::to_string(m);  // in series order
+    runs.push_back({name, 1});
+    runs.push_back({name, 2});
+  }
+  std::unique_ptr<QChart> chart(MakeThroughputChart(Runs(runs)));
+  std::set<std::pair<QRgb, int>> styles;
+  for (int m = 0; m < 12; ++m) {
+    QLineSeries* series = SeriesNamed(chart.get(), QStringLiteral("model%1").arg(m, 2, 10, QChar('0')));
+    ASSERT_NE(series, nullptr);
+    styles.insert({series->pen().color().rgb(), static_cast<int>(series->pen().style())});
+    if (m < 10) {
+      for (int other = 0; other < m; ++other) {
+        EXPECT_NE(series->pen().color(), SeriesNamed(chart.get(), QStringLiteral("model%1").arg(other, 2, 10, QChar('0')))->pen().color());
+      }
+    }
+    QLineSeries* ideal = SeriesNamed(chart.get(), QStringLiteral("ideal model%1").arg(m, 2, 10, QChar('0')));
+    ASSERT_NE(ideal, nullptr);
+    EXPECT_EQ(ideal->pen().color(), series->pen().color());
+  }
+  EXPECT_EQ(styles.size(), 12u);  // past ten, the colours come back with another line style
+}
+
+// hvdsim --collective allreduce (fixture): busbw of raw and hvd against a log2 size axis.
+TEST(Charts, CollectiveSweepDrawsBusBandwidthAgainstSize) {
+  std::string error;
+  const auto sweep = LoadCollectiveReport(testing::DataFile("collective_allreduce.json"), &error);
+  ASSERT_TRUE(sweep) << error;
+  std::unique_ptr<QChart> chart(MakeBusBandwidthChart(*sweep));
+  EXPECT_EQ(chart->title(), "allreduce bus bandwidth (GB/s), np 16 on 2 nodes");
+  EXPECT_EQ(chart_names(chart.get()), (QStringList{"NCCL (raw) busbw", "Horovod (hvd) busbw"}));
+  QLineSeries* raw = SeriesNamed(chart.get(), "NCCL (raw) busbw");
+  ASSERT_EQ(raw->count(), 6);
+  EXPECT_DOUBLE_EQ(raw->at(0).x(), 20);  // log2(1M)
+  EXPECT_DOUBLE_EQ(raw->at(5).x(), 30);  // log2(1G)
+  EXPECT_DOUBLE_EQ(raw->at(2).y(), sweep->rows[2].raw_busbw_gbps);
+  EXPECT_DOUBLE_EQ(SeriesNamed(chart.get(), "Horovod (hvd) busbw")->at(4).y(), sweep->rows[4].hvd_busbw_gbps);
+  auto* size = qobject_cast<QCategoryAxis*>(chart->axes(Qt::Horizontal).at(0));
+  ASSERT_NE(size, nullptr);
+  const QStringList labels = size->categoriesLabels();
+  EXPECT_EQ(labels.front(), "1M");
+  EXPECT_EQ(labels.back(), "1G");
+  EXPECT_TRUE(labels.contains("64M"));
+  EXPECT_EQ(size->endValue("64M"), 26);
+  EXPECT_EQ(AxisTitle(chart.get(), Qt::Vertical), "busbw (GB/s)");
+  EXPECT_EQ(SizeLabel(0), "1");
+  EXPECT_EQ(SizeLabel(9), "512");
+  EXPECT_EQ(SizeLabel(12), "4K");
+  EXPECT_EQ(SizeLabel(40), "1T");
+  // The panel shows it in its own row.
+  ChartsPanel panel;
+  panel.resize(1200, 800);
+  panel.show();
+  panel.setCollectiveReport(*sweep);
+  EXPECT_TRUE(panel.hasCollectiveReport());
+  EXPECT_TRUE(panel.chartView(ChartKind::kBusBandwidth)->isVisible());
+  EXPECT_FALSE(panel.chartView(ChartKind::kThroughput)->isVisible());
+  panel.setReport(SmallReport());
+  EXPECT_TRUE(panel.chartView(ChartKind::kThroughput)->isVisible());
 }
 
 }  // namespace

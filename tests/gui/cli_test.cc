@@ -157,6 +157,7 @@ TEST(Cli, GeneratedMultiRankFilesOpenAsOneView) {
   const std::string rank0 = TempPath("gen.json");
   WriteSyntheticTimeline(rank0, spec);
   const std::string rank1 = TempPath("gen.rank1.json");
+  spec.first_rank = 1;       // rank 1's own file: pid 1
   spec.close_array = false;  // a process killed mid-run: no closing bracket
   WriteSyntheticTimeline(rank1, spec);
   RunResult r = RunHvdview("--screenshot " + TempPath("gen.png") + " " + rank0 + " " + rank1);
@@ -175,8 +176,9 @@ TEST(Cli, DirectoryIsNamedAsSuch) {
   r = RunHvdview("--screenshot " + TempPath("d.png") + " " + DataFile("runtime_small.json") +
                  " --compare " + dir);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find(dir + ": is a directory, expected a timeline file"), std::string::npos)
-      << r.err;
+  // --compare files are judged as the positional ones: the same line.
+  EXPECT_EQ(OwnLines(r.err),
+            std::vector<std::string>{"hvdview: " + dir + ": is a directory, expected a timeline or report file"});
 }
 
 // A FIFO is refused before it is opened (reading it waited for a writer for ever), as a
@@ -223,6 +225,116 @@ TEST(Cli, ReportNumberOutOfRangeExits2) {
   EXPECT_EQ(OwnLines(r.err)[0], "hvdview: " + report +
                                     ": runs[0].np: expected an integer from 0 to 2147483647, "
                                     "got 1e+30");
+}
+
+TEST(Cli, CollectiveSweepReportIsDrawn) {
+  const std::string png = TempPath("cli_busbw.png");
+  for (const char* file : {"collective_allreduce.json", "collective_allreduce.csv"}) {
+    RunResult r = RunHvdview("--export-chart " + png + " " + DataFile(file));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(OwnLines(r.err).empty()) << r.err;
+    EXPECT_FALSE(QImage(QString::fromStdString(png)).isNull());
+  }
+  RunResult r = RunHvdview("--export-chart " + png + " --chart busbw " + DataFile("collective_allreduce.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = RunHvdview("--export-chart " + png + " --chart busbw " + DataFile("report_small.json"));
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunHvdview("--screenshot " + png + " " + DataFile("collective_allreduce.json"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(OwnLines(r.err), std::vector<std::string>{"hvdview: " + DataFile("collective_allreduce.json") +
+                                                      ": is a report, not a timeline (use --export-chart)"});
+}
+
+TEST(Cli, ASecondReportIsAnErrorNotDropped) {
+  const std::string png = TempPath("cli_two.png");
+  RunResult r = RunHvdview("--export-chart " + png + " " + DataFile("report_small.json") + " " +
+                           DataFile("report_seeds.json"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(OwnLines(r.err),
+            std::vector<std::string>{"hvdview: " + DataFile("report_seeds.json") + ": a second report (" +
+                                     DataFile("report_small.json") +
+                                     " is drawn); hvdview draws one report at a time, open the others separately"});
+}
+
+TEST(Cli, ShardAndBadReportsGetOneLine) {
+  const std::string png = TempPath("cli_shard.png");
+  const std::string shard = testing::WriteTempFile(
+      "shard.json", R"({"digest": "0123456789abcdef", "jobs": 2, "kind": "hvdsim shard", "points": [],
+      "runs": [{"job": 0, "point": 0, "model": "m", "np": 1, "reported": false, "outcome": {}}],
+      "shard": {"count": 2, "index": 0}, "source": "s.json", "tool": "hvdsim", "version": "0.1.0"})");
+  RunResult r = RunHvdview("--export-chart " + png + " " + shard);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(OwnLines(r.err), std::vector<std::string>{"hvdview: " + shard +
+                                                      ": a partial report of hvdsim --shard: merge the shards "
+                                                      "with hvdsim --merge, then open the merged report"});
+  const std::string bad = testing::WriteTempFile(
+      "bad_figures.json", R"({"runs": [{"model": "m", "np": 0, "images_per_sec": -1}]})");
+  r = RunHvdview("--export-chart " + png + " " + bad);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(OwnLines(r.err), std::vector<std::string>{"hvdview: " + bad +
+                                                      ": runs[0].np: 0, expected at least 1 (and 1 more bad field)"});
+  const std::string none = testing::WriteTempFile("no_runs.json", R"({"tool": "hvdsim", "runs": []})");
+  r = RunHvdview("--export-chart " + png + " " + none);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(OwnLines(r.err), std::vector<std::string>{"hvdview: " + none + ": runs: no runs"});
+}
+
+// Runs of different jobs given together: one line naming both files.
+TEST(Cli, APidInTwoFilesIsNamed) {
+  const std::string png = TempPath("cli_mixed.png");
+  RunResult r = RunHvdview("--screenshot " + png + " " + DataFile("runtime_small.json") + " " +
+                           DataFile("simulated_small.json"));
+  EXPECT_EQ(r.exit_code, 2);
+  const std::vector<std::string> lines = OwnLines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind("hvdview: " + DataFile("simulated_small.json") + ": pid 0 is also in " +
+                               DataFile("runtime_small.json"),
+                           0),
+            0u)
+      << lines[0];
+}
+
+TEST(Cli, RangeIsChecked) {
+  const std::string png = TempPath("cli_range.png");
+  const std::string file = DataFile("runtime_small.json");
+  RunResult r = RunHvdview("--screenshot " + png + " " + file + " --range 5:1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(OwnLines(r.err), std::vector<std::string>{"hvdview: --range 5:1: END must be after START"});
+  r = RunHvdview("--screenshot " + png + " " + file + " --range 0:inf");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(OwnLines(r.err),
+            std::vector<std::string>{"hvdview: --range 0:inf: expected START:END, finite numbers of ms"});
+  r = RunHvdview("--screenshot " + png + " " + file + " --range -100:-50");
+  EXPECT_EQ(r.exit_code, 2);
+  ASSERT_EQ(OwnLines(r.err).size(), 1u) << r.err;
+  EXPECT_EQ(OwnLines(r.err)[0].rfind("hvdview: --range -100:-50: outside the trace, which spans 0 to ", 0), 0u);
+  r = RunHvdview("--screenshot " + png + " " + file + " --range 0:1e300");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(OwnLines(r.err).size(), 1u) << r.err;
+  EXPECT_EQ(OwnLines(r.err)[0].rfind("hvdview: note: --range 0:1e+300 reaches past the trace (0 to ", 0), 0u);
+}
+
+// --compare judges files as the positional ones do; a missing file says why; --align names
+// the file without the event.
+TEST(Cli, CompareFilesAndMissingFilesAreNamedTheSameWay) {
+  const std::string png = TempPath("cli_cmp.png");
+  const std::string timeline = DataFile("runtime_small.json");
+  const std::string report = DataFile("report_small.json");
+  RunResult r = RunHvdview("--screenshot " + png + " " + timeline + " --compare " + report);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(OwnLines(r.err),
+            std::vector<std::string>{"hvdview: " + report + ": is a report, not a timeline (use --export-chart)"});
+  for (const std::string& args : {std::string("/nonexistent/a.json"), timeline + " --compare /nonexistent/a.json"}) {
+    r = RunHvdview("--screenshot " + png + " " + args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(OwnLines(r.err),
+              std::vector<std::string>{"hvdview: /nonexistent/a.json: cannot open: No such file or directory"});
+  }
+  r = RunHvdview("--screenshot " + png + " " + timeline + " --compare " + DataFile("simulated_small.json") +
+                 " --align NOPE");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(OwnLines(r.err),
+            std::vector<std::string>{"hvdview: --align NOPE:1: no occurrence 1 of 'NOPE' in A (runtime_small.json)"});
 }
 
 }  // namespace

@@ -89,5 +89,20 @@ TEST(MainWindow, ShowsCutNamesLikeTheCommandLine) {
   ASSERT_NE(window.timelinePanel()->view()->trace(), nullptr);  // still drawn
 }
 
+// Two reports at once: the first is shown, the second named in the problems box; a
+// collective sweep opens in its own chart.
+TEST(MainWindow, ASecondReportIsNamedAndASweepIsDrawn) {
+  MainWindow window;
+  window.show();
+  const QString first = QString::fromStdString(testing::DataFile("report_small.json"));
+  const QString second = QString::fromStdString(testing::DataFile("report_seeds.json"));
+  const QString sweep = QString::fromStdString(testing::DataFile("collective_allreduce.json"));
+  window.openFiles({first, second, sweep});
+  EXPECT_TRUE(window.chartsPanel()->hasReport());
+  EXPECT_TRUE(window.chartsPanel()->hasCollectiveReport());
+  EXPECT_EQ(ProblemsShown(window), second + ": a second report (" + first +
+                                       " is shown); hvdview shows one report at a time, open the others separately");
+}
+
 }  // namespace
 }  // namespace hvdview

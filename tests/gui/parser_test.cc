@@ -216,6 +216,121 @@ TEST(TraceParser, SeveralFilesOpenAsOneView) {
   EXPECT_EQ(r.trace.names.size(), 1u);  // names are interned across files
 }
 
+// Runs of different jobs (a measured rank 0 and a simulated rank 0) would be stacked into
+// one rank: an error naming both files, one per file; the events are still drawn.
+TEST(TraceParser, APidInTwoFilesIsAnErrorNamingBoth) {
+  const std::string first = WriteTempFile("run_a.json", R"([{"ph":"X","name":"STEP","pid":0,"tid":3,"ts":0,"dur":5},
+      {"ph":"X","name":"STEP","pid":1,"tid":3,"ts":0,"dur":5}])");
+  const std::string second = WriteTempFile("run_b.json", R"([{"ph":"M","name":"process_name","pid":0,"args":{"name":"r"}},
+      {"ph":"X","name":"STEP","pid":0,"tid":3,"ts":1,"dur":5},
+      {"ph":"X","name":"STEP","pid":1,"tid":3,"ts":1,"dur":5},{"ph":"X","name":"STEP","pid":1,"tid":3,"ts":9,"dur":1}])");
+  LoadResult r = LoadTimelines({first, second});
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].file, second);
+  EXPECT_EQ(r.errors[0].offset, 1u);  // the process_name record of pid 0
+  EXPECT_EQ(r.errors[0].message.rfind("pid 0 is also in " + first + " (and 1 more pids): runs of different jobs", 0), 0u)
+      << r.errors[0].message;
+  EXPECT_EQ(r.trace.slice_count, 5u);  // still drawn
+  // String pids too; a third file names the one before it.
+  const std::string third = WriteTempFile("run_c.json", R"([{"ph":"X","name":"S","pid":"main","ts":0,"dur":1}])");
+  const std::string fourth = WriteTempFile("run_d.json", R"([{"ph":"X","name":"S","pid":"main","ts":0,"dur":1}])");
+  r = LoadTimelines({third, fourth});
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].ToString().rfind(fourth + ": pid 'main' is also in " + third + ":", 0), 0u)
+      << r.errors[0].ToString();
+}
+
+// The row layout as it was before the heap (a linear scan of the rows for each slice), to
+// compare with: the layout must not change.
+std::vector<std::vector<std::pair<double, double>>> ReferenceRows(std::vector<Slice> slices) {
+  std::sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) {
+    return a.start != b.start ? a.start < b.start : a.dur > b.dur;
+  });
+  std::vector<double> row_end;
+  std::vector<std::vector<std::pair<double, double>>> rows;
+  for (const Slice& slice : slices) {
+    size_t row = 0;
+    while (row < row_end.size() && row_end[row] > slice.start) ++row;
+    if (row == row_end.size()) {
+      row_end.push_back(0);
+      rows.emplace_back();
+    }
+    row_end[row] = slice.end();
+    rows[row].push_back({slice.start, slice.dur});
+  }
+  return rows;
+}
+
+std::vector<std::vector<std::pair<double, double>>> RowsOf(const Lane& lane) {
+  std::vector<std::vector<std::pair<double, double>>> rows;
+  for (const Row& row : lane.rows) {
+    rows.emplace_back();
+    for (const Slice& slice : row.slices) rows.back().push_back({slice.start, slice.dur});
+  }
+  return rows;
+}
+
+TEST(TraceParser, RowLayoutIsUnchangedOnKnownInputs) {
+  // Nesting, overlaps that do not nest, ties, zero-length slices and a row freed and reused.
+  LoadResult r = Load("layout.json", R"([
+    {"ph":"X","name":"A","pid":0,"tid":1,"ts":0,"dur":10},
+    {"ph":"X","name":"B","pid":0,"tid":1,"ts":2,"dur":3},
+    {"ph":"X","name":"C","pid":0,"tid":1,"ts":3,"dur":9},
+    {"ph":"X","name":"D","pid":0,"tid":1,"ts":5,"dur":1},
+    {"ph":"X","name":"E","pid":0,"tid":1,"ts":5,"dur":0},
+    {"ph":"X","name":"F","pid":0,"tid":1,"ts":10,"dur":4},
+    {"ph":"X","name":"G","pid":0,"tid":1,"ts":10,"dur":4},
+    {"ph":"X","name":"H","pid":0,"tid":1,"ts":12,"dur":1}])");
+  ASSERT_TRUE(r.errors.empty());
+  const Lane& lane = r.trace.lanes.at(0);
+  using Rows = std::vector<std::vector<std::pair<double, double>>>;
+  const Rows expected = {{{0, 10}, {10, 4}}, {{2, 3}, {5, 1}, {10, 4}}, {{3, 9}, {12, 1}}, {{5, 0}}};
+  EXPECT_EQ(RowsOf(lane), expected);
+  // The fixtures and a generated many-rank timeline: lane by lane as the old layout put them.
+  for (const std::string& name : {"runtime_small.json", "simulated_small.json", "horovod_rank0.json"}) {
+    LoadResult fixture = LoadTimelines({testing::DataFile(name)});
+    for (const Lane& l : fixture.trace.lanes) {
+      std::vector<Slice> all;
+      for (const Row& row : l.rows) all.insert(all.end(), row.slices.begin(), row.slices.end());
+      EXPECT_EQ(RowsOf(l), ReferenceRows(all)) << name << " lane " << l.name;
+    }
+  }
+  std::string random = "[";
+  uint64_t seed = 12345;
+  for (int i = 0; i < 3000; ++i) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    const int start = static_cast<int>((seed >> 33) % 5000);
+    const int dur = static_cast<int>((seed >> 17) % 200);
+    random += (i ? "," : "") + std::string(R"({"ph":"X","name":"R","pid":0,"tid":1,"ts":)") +
+              std::to_string(start) + ",\"dur\":" + std::to_string(dur) + "}";
+  }
+  LoadResult shuffled = Load("layout_random.json", random + "]");
+  std::vector<Slice> all;
+  for (const Row& row : shuffled.trace.lanes.at(0).rows) all.insert(all.end(), row.slices.begin(), row.slices.end());
+  EXPECT_EQ(all.size(), 3000u);
+  EXPECT_EQ(RowsOf(shuffled.trace.lanes.at(0)), ReferenceRows(all));
+}
+
+// Slice i is [i, i + 50): each overlaps the next 49 without nesting. 50 rows, slice i on
+// row i % 50 (the row of slice i - 50 is free again exactly at i).
+TEST(TraceParser, StaircaseOfOverlapsGetsOneRowPerDepth) {
+  std::string json = "[";
+  for (int i = 0; i < 20000; ++i) {
+    json += (i ? "," : "") + std::string(R"({"ph":"X","name":"S","pid":0,"tid":1,"ts":)") + std::to_string(i) +
+            ",\"dur\":50}";
+  }
+  LoadResult r = Load("staircase.json", json + "]");
+  ASSERT_TRUE(r.errors.empty());
+  const Lane& lane = r.trace.lanes.at(0);
+  ASSERT_EQ(lane.rows.size(), 50u);
+  for (size_t row = 0; row < lane.rows.size(); ++row) {
+    ASSERT_EQ(lane.rows[row].slices.size(), 400u);
+    for (size_t k = 0; k < lane.rows[row].slices.size(); ++k) {
+      ASSERT_EQ(lane.rows[row].slices[k].start, static_cast<double>(row + 50 * k));
+    }
+  }
+}
+
 TEST(TraceParser, EscapedStringsAndStringPids) {
   LoadResult r = Load("esc.json", R"([{"ph":"X","name":"a\"b\u00e9\n","pid":"Main","tid":"io",
     "ts":1,"dur":2}])");
