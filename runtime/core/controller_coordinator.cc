@@ -137,13 +137,21 @@ std::vector<uint8_t> Controller::coordinate(const Gathered& lists) {
       groups_.erase(gid);
       continue;
     }
-    Response fusedg = members[0];  // a group is negotiated and executed as one unit
-    for (size_t i = 1; i < members.size(); ++i) {
-      fusedg.names.push_back(members[i].names[0]);
-      fusedg.counts.push_back(members[i].counts[0]);
+    // A group is negotiated as one unit and executes as few allreduces as its members allow:
+    // one per run of members that can share a buffer (same dtype, op, scale factors, device),
+    // in the group's order. A buffer holds one element type, so a float64 member never rides
+    // in a float32 one.
+    std::vector<Response> units;
+    for (Response& m : members) {
+      if (!units.empty() && fusable(units.back(), m)) {
+        units.back().names.push_back(m.names[0]);
+        units.back().counts.push_back(m.counts[0]);
+      } else {
+        units.push_back(std::move(m));
+      }
     }
     groups_.erase(gid);
-    plan.push_back(std::move(fusedg));
+    for (Response& u : units) plan.push_back(std::move(u));
   }
   // One pass, not a search per ready tensor (a cycle of 200,000 was quadratic).
   if (!ready.empty()) std::erase_if(arrival_, [this](const std::string& n) { return table_.find(n) == table_.end(); });

@@ -100,6 +100,14 @@ def allreduce_checks(c, r, p):
         ga, gb = a[r].clone(), b[r].clone()
         hvd.synchronize(hvd.grouped_allreduce_async_([ga, gb], op=op))
         c.close(gb, reference(b, op), f"grouped_allreduce_async_ {dt}", rt, at)
+    # A group of mixed dtypes: each member reduced in its own type.
+    mixed = [[value(q, (3,), torch.float32, seed=6), value(q, (2,), torch.float64, seed=7),
+              value(q, (5,), torch.float16, seed=8), value(q, (4,), torch.float32, seed=9)] for q in range(p)]
+    got = hvd.grouped_allreduce(mixed[r], op=hvd.Sum)
+    for i in range(4):
+        c.close(got[i], reference([m[i] for m in mixed], hvd.Sum), f"grouped_allreduce of mixed dtypes [{i}]",
+                1e-2 if mixed[r][i].dtype == torch.float16 else 1e-5, 1e-2 if mixed[r][i].dtype == torch.float16 else 1e-6)
+        c.ok(got[i].dtype == mixed[r][i].dtype, f"grouped_allreduce of mixed dtypes [{i}] keeps its dtype")
     # Non-contiguous input, scale factors, fp16 compression, default op Average.
     base = [value(q, (4, 6), torch.float32, seed=4) for q in range(p)]
     t = base[r].t()

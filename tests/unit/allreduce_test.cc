@@ -121,6 +121,35 @@ TEST(Allreduce, MultiDimensionalShapesAndGroupedUnit) {
   ASSERT_TRUE(s.ok()) << s.to_string();
 }
 
+// A group of mixed element types (and an in-place member) reduces every member in its own
+// type: a buffer holds one type, so the group runs as one allreduce per run of members that
+// can share one. It used to take the first member's type for all, reading and writing past
+// the others' buffers. Fusion on and off, in place and out of place.
+TEST(Allreduce, GroupedMixedTypesReduceEachInItsOwnType) {
+  for (int64_t threshold : {int64_t{0}, int64_t{64} << 20}) {
+    Config cfg = test::fast_config();
+    cfg.fusion_threshold = threshold;
+    Status s = run_local(3, cfg, [](Runtime& rt) {
+      const double r = rt.rank() + 1;  // 1, 2, 3: sums 6
+      std::vector<float> a(3, static_cast<float>(r)), c(5, static_cast<float>(10 * r)), oa(3), oc(5);
+      std::vector<double> b(2, 7 * r), ob(2);
+      std::vector<int32_t> d(4, static_cast<int32_t>(r));
+      const Tensor ta{a.data(), DataType::kFloat32, {3}}, tb{b.data(), DataType::kFloat64, {2}},
+          tc{c.data(), DataType::kFloat32, {5}}, td{d.data(), DataType::kInt32, {4}};
+      Status st = rt.grouped_allreduce({"mix.a", "mix.b", "mix.c", "mix.d"}, {ta, tb, tc, td},
+                                       {Tensor{oa.data(), DataType::kFloat32, {3}}, Tensor{ob.data(), DataType::kFloat64, {2}},
+                                        Tensor{oc.data(), DataType::kFloat32, {5}}, td},
+                                       ReduceOp::kSum);
+      ASSERT_TRUE(st.ok()) << st.to_string();
+      for (float x : oa) EXPECT_FLOAT_EQ(x, 6.0f);
+      for (double x : ob) EXPECT_DOUBLE_EQ(x, 42.0);
+      for (float x : oc) EXPECT_FLOAT_EQ(x, 60.0f);
+      for (int32_t x : d) EXPECT_EQ(x, 6);
+    });
+    ASSERT_TRUE(s.ok()) << s.to_string();
+  }
+}
+
 // Grouped calls whose lists differ in length fail on the spot with a message that says so
 // (not a complaint about an empty tensor name); the runtime goes on serving.
 TEST(Allreduce, GroupedListsOfDifferentLengthsAreNamed) {
