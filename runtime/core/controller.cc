@@ -115,7 +115,7 @@ StatusOr<bool> Controller::cache_round(bool want_shutdown, double now, Negotiati
   if (joined_here_ && joined_before_) std::fill(and_bits.begin() + 1, and_bits.end(), ~uint64_t{0});
   for (const auto& [bit, pending] : cached_pending_) {
     set_bit(and_bits, 1, bit);
-    if (!cfg_.stall_check_disable && now - pending.since > cfg_.stall_check_time_s)
+    if (!cfg_.stall_check_disable && now - pending.since > inspect_after())
       set_bit(or_bits, 1, bit);  // stalled: let the coordinator's inspector see it
   }
   for (int bit : stale_bits_) set_bit(or_bits, 1, bit);
@@ -231,11 +231,18 @@ Status Controller::full_round(bool want_shutdown, NegotiationResult* out) {
   return Status::OK();
 }
 
+// The inspector acts at the first warning or, when it is sooner, at the shutdown time: a
+// shutdown time below the warning time cancels on time, not at the first warning.
+double Controller::inspect_after() const {
+  return cfg_.stall_shutdown_time_s > 0 ? std::min(cfg_.stall_check_time_s, cfg_.stall_shutdown_time_s)
+                                        : cfg_.stall_check_time_s;
+}
+
 bool Controller::stall_inspection_due() const {
   if (cfg_.stall_check_disable || table_.empty()) return false;
   const double now = p_.now();
   for (const auto& [name, p] : table_)
-    if (now - p.first_seen >= cfg_.stall_check_time_s) return true;
+    if (now - p.first_seen >= inspect_after()) return true;
   return false;
 }
 

@@ -109,6 +109,7 @@ class Controller {
   Response build_response(const std::string& name, Pending& p);
   void check_stalls(std::vector<Response>* errors);
   bool stall_inspection_due() const;
+  double inspect_after() const;  ///< seconds a tensor waits before the inspector sees it
   void remember(const std::vector<Response>& responses);
   int cache_capacity() const { return static_cast<int>(cfg_.cache_capacity); }
   bool cache_on() const { return cache_on_ && cache_.enabled(); }

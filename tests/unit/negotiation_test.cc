@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -246,6 +247,38 @@ TEST(StallInspector, WarnsNamingMissingRanksThenCancels) {
     EXPECT_EQ(results[static_cast<size_t>(r)].code(), StatusCode::kTimeout);
     EXPECT_NE(results[static_cast<size_t>(r)].message().find("not by ranks [2]"), std::string::npos)
         << results[static_cast<size_t>(r)].message();
+  }
+}
+
+// A shutdown time below the warning time cancels at the shutdown time, for a tensor the
+// response cache knows and for a new one: the warning here is an hour away, so a cancel that
+// waited for it would hold the test until its timeout.
+TEST(StallInspector, ShutdownBelowTheWarningTimeDoesNotWaitForTheWarning) {
+  Config cfg = test::fast_config();
+  cfg.stall_check_time_s = 3600;
+  cfg.stall_shutdown_time_s = 0.5;
+  std::atomic<bool> cancelled{false};
+  Status cached, fresh;
+  Status s = run_local(2, cfg, [&](Runtime& rt) {
+    std::vector<float> v(4, 1.0f);
+    Tensor tv{v.data(), DataType::kFloat32, {4}};
+    ASSERT_TRUE(rt.allreduce("known", tv, tv).ok());  // now in the response cache
+    if (rt.rank() == 0) {
+      Handle a = rt.allreduce_async("known", tv, tv);
+      std::vector<float> w(4, 1.0f);
+      Tensor tw{w.data(), DataType::kFloat32, {4}};
+      Handle b = rt.allreduce_async("new", tw, tw);
+      cached = a->wait();
+      fresh = b->wait();
+      cancelled = true;
+    } else {
+      while (!cancelled) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // never submits
+    }
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  for (const Status* st : {&cached, &fresh}) {
+    EXPECT_EQ(st->code(), StatusCode::kTimeout) << st->to_string();
+    EXPECT_NE(st->message().find("not by ranks [1]"), std::string::npos) << st->message();
   }
 }
 
