@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -51,6 +52,15 @@ struct HostState {
   double blocked_until = 0;
 };
 
+// A host name ssh and the resolver can take: letters, digits, '.', '-', '_' (and ':' of an
+// IPv6 address), not starting with '-' (ssh would read an option).
+bool plausible_host(const std::string& h) {
+  if (h.empty() || h.size() > 255 || h[0] == '-') return false;
+  return std::all_of(h.begin(), h.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' || c == ':';
+  });
+}
+
 // Runs the discovery script: "host:slots" or "host" lines. "" or why it failed.
 std::string discover(const std::string& script, int default_slots, std::vector<std::pair<std::string, int>>* out) {
   FILE* f = ::popen(script.c_str(), "r");
@@ -74,6 +84,9 @@ std::string discover(const std::string& script, int default_slots, std::vector<s
       if (*end || v < 0 || colon == 0) return "printed '" + line + "' (want host:slots)";
       slots = static_cast<int>(v);
     }
+    if (!plausible_host(line.substr(0, colon)))
+      return "printed '" + line +
+             "' (want host:slots; a host name has letters, digits, '.', '-', '_')";
     out->emplace_back(line.substr(0, colon), slots);
   }
   return "";
@@ -159,8 +172,10 @@ void Driver::reap() {
     it = alive_.erase(it);
     const int code = exit_code_of(st);
     const std::string who = "worker " + std::to_string(w.id) + " (" + w.host + " slot " + std::to_string(w.slot) + ")";
-    const std::string how = code > 128 ? "was killed by signal " + std::to_string(code - 128)
-                                       : "exited with code " + std::to_string(code);
+    // From the wait status, not the code: a worker that exits 255 (ssh's failure) or 130
+    // was not killed by a signal.
+    const std::string how = WIFSIGNALED(st) ? "was killed by signal " + std::to_string(WTERMSIG(st))
+                                            : "exited with code " + std::to_string(code);
     if (code == 0 || finishing_) {
       if (code != 0 && finish_code_ == 0) finish_code_ = code;
       if (!finishing_) log(who + " finished; waiting for the others");

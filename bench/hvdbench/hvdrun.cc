@@ -10,11 +10,12 @@
 // HVD_* variables of the ranks. Under an outer mpirun (OMPI_COMM_WORLD_SIZE set), or with
 // -np 1 on this host, it just runs CMD. With --tcp (or horovodrun's --gloo) there is no MPI:
 // hvdrun starts the ranks itself over the TCP backend (tcp_launch.h). Bad input: one line,
-// exit 2.
+// exit 2; a CMD that cannot be run: one line, exit 127 (as a shell).
 #include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "hvdrun_args.h"
 #include "launcher.h"
@@ -44,12 +45,30 @@ int main(int argc, char** argv) {
   const std::vector<std::string>& cmd = p.cmd;
   hb::export_knob_env(o);
   if (p.mode == Mode::kElastic) return hb::run_elastic_job(p.elastic, cmd);
-  if (p.mode == Mode::kTcp) return hb::run_tcp_job(o, cmd, p.start_timeout_s);
-  if (std::string hosts = hb::check_hosts(o); !hosts.empty()) return bad(hosts);
   if (p.mode == Mode::kRankStatus) return hb::run_rank_recording_status(p.rank_status_dir, cmd);
+  std::vector<hb::RankPlace> places;
+  if (std::string hosts =
+          p.mode == Mode::kTcp ? hb::place_ranks(o.np, o.hosts, &places) : hb::check_hosts(o);
+      !hosts.empty())
+    return bad(hosts);
+  // A CMD that cannot run here, where every rank runs here: one line and a shell's 127
+  // before anything starts (not one line per rank, nor mpirun's banner around it).
+  bool all_here = o.hostfile.empty();
+  std::istringstream host_items(o.hosts);
+  for (std::string item; std::getline(host_items, item, ',');)
+    all_here = all_here && hb::is_this_host(item.substr(0, item.rfind(':')));
+  if (all_here) {
+    if (std::string why = hb::check_command(cmd[0]); !why.empty()) {
+      std::cerr << "hvdrun: " << why << "\n";
+      return hb::kExitCannotRun;
+    }
+  }
+  if (p.mode == Mode::kTcp) return hb::run_tcp_job(o, cmd, p.start_timeout_s);
   const bool here_alone = o.np == 1 && o.hosts.empty() && o.hostfile.empty();
-  if (hb::mpi_world_size_from_env() > 0 || here_alone)
-    return hb::exec_command(cmd, "hvdrun", "");
+  if (hb::mpi_world_size_from_env() > 0 || here_alone) {
+    hb::exec_command(cmd, "hvdrun", "");  // returns only when CMD could not be run
+    return hb::kExitCannotRun;
+  }
   // Every rank on this host: each runs through hvdrun, which records its exit status, so a
   // failed rank is not lost when mpirun exits 0 (--enable-recovery).
   if (o.hosts.empty() && o.hostfile.empty()) {

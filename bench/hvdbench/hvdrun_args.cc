@@ -30,7 +30,8 @@ const char* kFooter =
     "  hvdrun --tcp -np 4 /usr/bin/python3 train.py   (no MPI)\n"
     "  hvdrun -np 2 --min-np 1 --max-np 4 --host-discovery-script ./hosts.sh /usr/bin/python3 train.py   (elastic)\n"
     "  hvdrun --check-build\n"
-    "\nExit codes: CMD's own; 1 when mpirun or CMD cannot be started; 2 bad input.\n";
+    "\nExit codes: CMD's own; 127 when CMD cannot be run (not found or not executable), as in a\n"
+    "shell; 1 when mpirun or the ranks cannot be started; 2 bad input.\n";
 
 // horovodrun --check-build's report: the frameworks, controllers and tensor operations
 // this build has.
@@ -49,7 +50,7 @@ std::string check_build_text() {
   row(false, "DDL");
   row(false, "CCL");
   row(HVD_BUILT_MPI, "MPI");
-  row(false, "Gloo");
+  row(true, "Gloo (the TCP backend: hvdrun --tcp)");
   return s;
 }
 
@@ -149,6 +150,10 @@ HvdrunPlan plan_hvdrun(int argc, const char* const* argv) {
     if (!o.hosts.empty() || !o.hostfile.empty())
       return bad(p, "-H/--hostfile name fixed hosts; in elastic mode --host-discovery-script names them");
     if (!o.mpi_args.empty()) return bad(p, "--mpi-args is for mpirun; elastic mode runs over TCP, without MPI");
+    if (mpi)
+      return bad(p, "--mpi and --host-discovery-script are exclusive: elastic mode runs over TCP, without MPI");
+    if (app.count("--reset-limit") && el.reset_limit < 0)
+      return bad(p, "--reset-limit must be 0 or more (got " + std::to_string(el.reset_limit) + ")");
     el.np = o.np;
     if (!app.count("--min-np")) el.min_np = o.np;
     const std::string why = check_elastic_options(el);

@@ -1,6 +1,7 @@
 #include "launcher.h"
 
 #include <netdb.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -95,24 +97,116 @@ void export_knob_env(const Options& o) {
     setenv("HVD_CYCLE_TIME", "0", 1);  // event-driven loop: a call starts a cycle at once
 }
 
-std::string check_hosts(const Options& o) {
-  if (o.hosts.empty()) return "";
-  std::vector<RankPlace> places;
-  if (std::string bad = place_ranks(o.np, o.hosts, &places); !bad.empty()) return bad;
+namespace {
+
+// "" when every host of `hosts` (other than this one) resolves, else the line naming `flag`.
+std::string check_resolve(const std::vector<std::string>& hosts, const std::string& flag) {
   std::vector<std::string> checked;
-  for (const RankPlace& p : places) {
-    if (std::find(checked.begin(), checked.end(), p.host) != checked.end() || is_this_host(p.host)) continue;
-    checked.push_back(p.host);
+  for (const std::string& host : hosts) {
+    if (std::find(checked.begin(), checked.end(), host) != checked.end() || is_this_host(host))
+      continue;
+    checked.push_back(host);
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
-    const int rc = getaddrinfo(p.host.c_str(), nullptr, &hints, &found);
+    const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
     if (found) freeaddrinfo(found);
     if (rc != 0)
-      return "-H: host '" + p.host.substr(0, 80) + "' does not resolve (" + gai_strerror(rc) + ")";
+      return flag + ": host '" + host.substr(0, 80) + "' does not resolve (" + gai_strerror(rc) +
+             ")";
   }
   return "";
+}
+
+// An Open MPI hostfile: "host [slots=N] [max_slots=M] ..." lines, '#' comments. Checked as
+// -H is: at least one host, slot counts >= 1, -np within the slots when every line gives
+// them (without slots=, Open MPI counts the host's cores, which only it knows), names that
+// resolve. Keywords other than the slot counts are left to mpirun.
+std::string check_hostfile(const Options& o) {
+  std::ifstream in(o.hostfile);
+  if (!in) return "--hostfile: cannot read '" + o.hostfile + "'";
+  const std::string where = "--hostfile " + o.hostfile.substr(0, 200);
+  std::vector<std::string> hosts;
+  long total = 0;
+  bool all_counted = true;
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    line = line.substr(0, line.find('#'));
+    std::istringstream words(line);
+    std::string host;
+    if (!(words >> host)) continue;
+    const std::string at = where + ":" + std::to_string(n);
+    if (host.find('=') != std::string::npos)
+      return at + ": '" + host.substr(0, 80) + "' is not a host name";
+    host = host.substr(host.find('@') + 1);  // user@host
+    if (host.empty()) return at + ": empty host name";
+    bool counted = false;
+    for (std::string w; words >> w;) {
+      const size_t eq = w.find('=');
+      const std::string key = w.substr(0, eq);
+      const bool slots =
+          key == "slots" || key == "slot" || key == "count" || key == "cpu" || key == "cpus";
+      const bool max_slots =
+          key == "max_slots" || key == "max-slots" || key == "slots_max" || key == "slots-max";
+      if (!slots && !max_slots) continue;
+      char* end = nullptr;
+      const char* v = eq == std::string::npos ? "" : w.c_str() + eq + 1;
+      const long count = std::strtol(v, &end, 10);
+      if (!*v || *end || count < 1 || count > 1000000)
+        return at + ": bad slot count in '" + w.substr(0, 80) + "' (" + key + "=N, N >= 1)";
+      if (slots) {
+        total += count;
+        counted = true;
+      }
+    }
+    all_counted = all_counted && counted;
+    hosts.push_back(host);
+  }
+  if (hosts.empty()) return where + " names no hosts";
+  if (all_counted && total < o.np && o.mpi_args.find("oversubscribe") == std::string::npos)
+    return "-np " + std::to_string(o.np) + " is more than the " + std::to_string(total) +
+           " slots of " + where;
+  return check_resolve(hosts, "--hostfile");
+}
+
+}  // namespace
+
+std::string check_hosts(const Options& o) {
+  if (!o.hostfile.empty()) return check_hostfile(o);
+  if (o.hosts.empty()) return "";
+  std::vector<RankPlace> places;
+  if (std::string bad = place_ranks(o.np, o.hosts, &places); !bad.empty()) return bad;
+  std::vector<std::string> hosts;
+  for (const RankPlace& p : places) hosts.push_back(p.host);
+  return check_resolve(hosts, "-H");
+}
+
+std::string check_command(const std::string& cmd) {
+  auto runnable = [](const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return errno;
+    if (S_ISDIR(st.st_mode)) return EISDIR;
+    return ::access(path.c_str(), X_OK) == 0 ? 0 : errno;
+  };
+  int err = ENOENT;
+  if (cmd.find('/') != std::string::npos) {
+    err = runnable(cmd);
+  } else if (!cmd.empty()) {
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+    for (std::string d; std::getline(dirs, d, ':');) {
+      const int e = runnable((d.empty() ? "." : d) + "/" + cmd);
+      if (e == 0) return "";
+      if (e != ENOENT && e != ENOTDIR)
+        err = e;  // as execvp: a found but unusable file is what to report
+    }
+  }
+  if (err == 0) return "";
+  return "cannot run '" + cmd.substr(0, 200) + "': " +
+         (err == ENOENT && cmd.find('/') == std::string::npos ? "command not found"
+                                                              : std::strerror(err));
 }
 
 int exec_mpirun(const Options& o, int argc, const char* const* argv) {

@@ -9,6 +9,9 @@
 
 namespace hvd::bench {
 
+/// hvdrun's exit code when CMD cannot be run (not found, not executable), as a shell's.
+inline constexpr int kExitCannotRun = 127;
+
 /// Where the ranks come from.
 enum class LaunchMode {
   kInProcess,    ///< one rank, this process, no mpirun
@@ -28,8 +31,13 @@ std::vector<std::string> mpirun_command(const Options& o, const std::string& sel
                                         int cores);
 /// "" when -H (o.hosts) is host[:slots],... with slots >= 1, at least o.np slots in all, and
 /// every host name resolves; else one line naming -H and the problem (mpirun would print 19
-/// lines of ssh and ORTE text, or its banner, and exit 255).
+/// lines of ssh and ORTE text, or its banner, and exit 255). --hostfile (o.hostfile) the
+/// same way: at least one host, slots=N >= 1, -np within the slots where every line gives
+/// them, names that resolve.
 std::string check_hosts(const Options& o);
+/// "" when `cmd` (a path, or a name looked up on PATH as execvp does) is an executable file
+/// here; else "cannot run 'cmd': <why>" (the exit code for it is kExitCannotRun).
+std::string check_command(const std::string& cmd);
 /// Sets the knob variables (and the collective-mode cycle-time default) in this process,
 /// so ranks started from it, and runtimes built in it, read them.
 void export_knob_env(const Options& o);

@@ -9,12 +9,14 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "hvd/hvd.h"
+#include "hvd/tcp.h"
 #ifdef HVD_HAVE_MPI
 #include <mpi.h>
 #endif
@@ -36,6 +38,33 @@ hvd::Runtime& rt() {
   hvd::Runtime* r = hvd::runtime();
   if (!r) throw HvdError("Precondition: hvd has not been initialized; call hvd.init() first");
   return *r;
+}
+
+// The variable that picks the world, as the runtime reads it (HVD_CONTROLLER, else
+// HOROVOD_CONTROLLER): tcp or gloo is hvdrun --tcp's world, mpi or nothing MPI's. The
+// runtime takes any other value for MPI; a misspelt one is an error here instead.
+void check_controller() {
+  const char* var = "HVD_CONTROLLER";
+  const char* v = std::getenv(var);
+  if (!v) v = std::getenv(var = "HOROVOD_CONTROLLER");
+  if (!v || !*v) return;
+  const std::string c = v;
+  if (c != "mpi" && c != "tcp" && c != "gloo")
+    throw HvdError(std::string("InvalidArgument: ") + var + "='" + c + "' is not one of mpi, tcp, gloo");
+}
+
+// An MPI process has one MPI world: after hvd.shutdown() finalized MPI, MPI_Init may not be
+// called again (Open MPI aborts the process). Say so instead.
+void check_mpi_not_finalized() {
+#ifdef HVD_HAVE_MPI
+  if (hvd::tcp_launched_from_env()) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized)
+    throw HvdError(
+        "Precondition: hvd.init() after hvd.shutdown() is not supported under MPI: MPI cannot be "
+        "initialized again after MPI_Finalize (hvdrun --tcp can re-initialize)");
+#endif
 }
 
 hvd::DataType dtype_of(const std::string& name) {
@@ -94,6 +123,10 @@ PYBIND11_MODULE(_core, m) {
       });
 
   m.def("init", [] {
+    if (!hvd::is_initialized()) {
+      check_controller();
+      check_mpi_not_finalized();
+    }
     py::gil_scoped_release nogil;
     check(hvd::init());
   });
@@ -131,10 +164,11 @@ PYBIND11_MODULE(_core, m) {
   m.attr("mpi_built") = true;
   // MPI_THREAD_MULTIPLE in effect (the runtime asks for it; MPI may give less).
   m.def("mpi_threads_supported", [] {
-    int inited = 0, level = 0;
+    int inited = 0, finalized = 0, level = 0;
     MPI_Initialized(&inited);
-    if (inited) MPI_Query_thread(&level);
-    return inited && level >= MPI_THREAD_MULTIPLE;
+    MPI_Finalized(&finalized);
+    if (inited && !finalized) MPI_Query_thread(&level);
+    return inited && !finalized && level >= MPI_THREAD_MULTIPLE;
   });
 #else
   m.attr("mpi_built") = false;

@@ -2,14 +2,15 @@
 """Elastic training end to end (label elastic): hvdrun --host-discovery-script runs
 elastic_worker.py, the discovery script prints a file this test rewrites.
 
-  elastic_test.py SCENARIO     (kill | grow | reset_limit | kill_in_commit | bad_input)
+  elastic_test.py SCENARIO     (kill | grow | reset_limit | kill_in_commit | bad_input | bad_hosts)
 
 kill: np 2, worker 1 SIGKILLs itself mid-epoch -> np 1 -> the slot comes back after the
 blacklist cooldown -> np 2; every worker reaches the last epoch with the same parameters.
 grow: np 1, the test offers a second slot mid-run -> np 2 at the next commit, the new
 worker gets the state by broadcast. reset_limit: more resets than --reset-limit -> one
 clear error, exit 1. kill_in_commit: worker 1 dies inside commit. bad_input: flags -> one
-line, exit 2. Timeouts only catch hangs; times are printed, never asserted."""
+line, exit 2. bad_hosts: discovery prints a bad host name -> refused; ssh exits 255 ->
+"exited with code 255". Timeouts only catch hangs; times are printed, never asserted."""
 import os
 import re
 import subprocess
@@ -158,6 +159,10 @@ def scenario_bad_input(tmp):
          "hvdrun: --blacklist-cooldown-range takes two seconds MIN MAX with 0 < MIN <= MAX"),
         (["-np", "2", "-H", "a:2", "--host-discovery-script", "true", "x"],
          "hvdrun: -H/--hostfile name fixed hosts; in elastic mode --host-discovery-script names them"),
+        (["-np", "2", "--mpi", "--host-discovery-script", "true", "x"],
+         "hvdrun: --mpi and --host-discovery-script are exclusive: elastic mode runs over TCP, without MPI"),
+        (["-np", "2", "--host-discovery-script", "true", "--reset-limit", "-1", "x"],
+         "hvdrun: --reset-limit must be 0 or more (got -1)"),
     ]
     for args, want in cases:
         p = subprocess.run([hvdrun] + args, capture_output=True, text=True, timeout=60)
@@ -168,11 +173,47 @@ def scenario_bad_input(tmp):
     return problems
 
 
+def scenario_bad_hosts(tmp):
+    """Discovery printing a host name no host can have is refused like a bad slot count (no
+    worker starts on it); a worker whose ssh exits 255 "exited with code 255" (not "killed
+    by signal 127")."""
+    hvdrun, problems = os.environ["HVDRUN"], []
+    garbage = os.path.join(tmp, "garbage.sh")
+    with open(garbage, "w") as f:
+        f.write("#!/bin/sh\necho 'garbage line !!'\n")
+    os.chmod(garbage, 0o755)
+    p = subprocess.run([hvdrun, "-np", "1", "--host-discovery-script", garbage, "--elastic-timeout", "2", "true"],
+                       capture_output=True, text=True, timeout=120)
+    out = p.stdout + p.stderr
+    print(out, f"(exit {p.returncode})", flush=True)
+    refused = [l for l in out.splitlines() if "printed 'garbage line !!' (want host:slots; a host name has" in l]
+    if p.returncode != 1 or not refused or "started worker" in out:
+        problems.append("a discovered host name with spaces was not refused (or exit not 1)")
+    remote = os.path.join(tmp, "remote.sh")
+    with open(remote, "w") as f:
+        f.write("#!/bin/sh\necho otherhost.invalid:1\n")
+    fake_ssh = os.path.join(tmp, "ssh255.sh")
+    with open(fake_ssh, "w") as f:
+        f.write("#!/bin/sh\nexit 255\n")
+    for path in (remote, fake_ssh):
+        os.chmod(path, 0o755)
+    p = subprocess.run([hvdrun, "-np", "1", "--host-discovery-script", remote, "--elastic-timeout", "5", "true"],
+                       capture_output=True, text=True, timeout=120, env=dict(os.environ, HVDRUN_SSH=fake_ssh))
+    out = p.stdout + p.stderr
+    print(out, f"(exit {p.returncode})", flush=True)
+    if "worker 0 (otherhost.invalid slot 0) exited with code 255" not in out or "killed by signal" in out:
+        problems.append("ssh's exit code 255 was not reported as 'exited with code 255'")
+    if p.returncode != 1:
+        problems.append(f"hvdrun exited with {p.returncode}, want 1 (every worker failed)")
+    return problems
+
+
 def main():
     name = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="hvd_elastic_")
     run = {"kill": scenario_kill, "grow": scenario_grow, "reset_limit": scenario_reset_limit,
-           "kill_in_commit": lambda t: scenario_kill(t, in_commit=True), "bad_input": scenario_bad_input}[name]
+           "kill_in_commit": lambda t: scenario_kill(t, in_commit=True), "bad_input": scenario_bad_input,
+           "bad_hosts": scenario_bad_hosts}[name]
     problems = run(tmp)
     for p in problems:
         print("FAIL:", p)

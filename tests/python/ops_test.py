@@ -205,6 +205,16 @@ def helper_checks(c, r, p):
     c.ok(hvd.broadcast_object({"from": r, "list": [1, 2]}, root_rank=0) == {"from": 0, "list": [1, 2]},
          "broadcast_object")
     c.ok(hvd.allgather_object(("rank", r)) == [("rank", q) for q in range(p)], "allgather_object")
+    # The usual idiom: only the root has the object, the others pass None (tensor names
+    # must not depend on the object's type, or the ranks never match: a hang).
+    for root in range(p):
+        got = hvd.broadcast_object({"epoch": 3, "root": root} if r == root else None, root_rank=root)
+        c.ok(got == {"epoch": 3, "root": root}, f"broadcast_object from {root}, None elsewhere: {got!r}")
+    got = hvd.broadcast_object([1, 2] if r == 0 else "not a list", 0)
+    c.ok(got == [1, 2], f"broadcast_object of objects of different types: {got!r}")
+    mixed = {"r": r} if r % 2 == 0 else None
+    c.ok(hvd.allgather_object(mixed) == [{"r": q} if q % 2 == 0 else None for q in range(p)],
+         "allgather_object of objects of different types")
     torch.manual_seed(r)  # rank-divergent init
     model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
@@ -233,6 +243,13 @@ def helper_checks(c, r, p):
 
 
 def error_checks(c, r, p):
+    # Not a dense tensor: a clear TypeError / ValueError, before anything is submitted.
+    c.raises(lambda: hvd.allreduce([1, 2, 3]), TypeError, "expected a dense torch.Tensor, got list",
+             "allreduce of a list")
+    c.raises(lambda: hvd.allreduce_async_([1.0]), TypeError, "expected a dense torch.Tensor", "allreduce_async_ of a list")
+    sparse = torch.ones(2).to_sparse()
+    for fn in (hvd.allreduce, hvd.allreduce_, hvd.allgather, lambda t: hvd.broadcast(t, 0)):
+        c.raises(lambda: fn(sparse), ValueError, "sparse_allreduce_async", "collective of a sparse tensor")
     if p < 2:
         return
     # Mismatched shapes: every rank raises with the runtime's message, and the runtime

@@ -33,9 +33,17 @@ def broadcast_parameters(params, root_rank, process_set=global_process_set):
         mpi_ops.synchronize(h)
 
 
+def _object_name(kind, name, process_set):
+    """The base name of an object collective's tensors. Unnamed calls take the set's next
+    automatic name (mpi_ops._name), never anything derived from ``obj``: the ranks' objects
+    differ (non-root ranks of a broadcast_object usually pass None), the names must not."""
+    return f"{kind}.{name}" if name else mpi_ops._name(kind, None, process_set)
+
+
 def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set):
-    """Pickles ``obj`` on root and returns the root's object on every rank."""
-    name = name or type(obj).__name__
+    """Pickles ``obj`` on root and returns the root's object on every rank (the other ranks'
+    ``obj`` is ignored: ``broadcast_object(x if hvd.rank() == 0 else None, 0)`` works)."""
+    name = _object_name("broadcast_object", name, process_set)
     if mpi_ops.rank() == root_rank if process_set.ranks is None else process_set.rank() == root_rank:
         buf = io.BytesIO()
         pickle.dump(obj, buf)
@@ -44,20 +52,20 @@ def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set
     else:
         payload = None
         size = torch.tensor([0], dtype=torch.int64)
-    mpi_ops.broadcast_(size, root_rank, name=f"broadcast_object.{name}.size", process_set=process_set)
+    mpi_ops.broadcast_(size, root_rank, name=f"{name}.size", process_set=process_set)
     if payload is None:
         payload = torch.empty(int(size.item()), dtype=torch.uint8)
-    mpi_ops.broadcast_(payload, root_rank, name=f"broadcast_object.{name}.data", process_set=process_set)
+    mpi_ops.broadcast_(payload, root_rank, name=f"{name}.data", process_set=process_set)
     return pickle.loads(payload.numpy().tobytes())
 
 
 def allgather_object(obj, name=None, process_set=global_process_set):
-    """Every rank's ``obj``, in rank order, on every rank."""
-    name = name or type(obj).__name__
+    """Every rank's ``obj``, in rank order, on every rank (objects of any types)."""
+    name = _object_name("allgather_object", name, process_set)
     data = torch.frombuffer(bytearray(pickle.dumps(obj)), dtype=torch.uint8)
     sizes = mpi_ops.allgather(torch.tensor([data.numel()], dtype=torch.int64),
-                              name=f"allgather_object.{name}.sizes", process_set=process_set)
-    gathered = mpi_ops.allgather(data, name=f"allgather_object.{name}.data", process_set=process_set)
+                              name=f"{name}.sizes", process_set=process_set)
+    gathered = mpi_ops.allgather(data, name=f"{name}.data", process_set=process_set)
     out, off = [], 0
     raw = gathered.numpy().tobytes()
     for n in sizes.tolist():

@@ -22,7 +22,10 @@ from hvd.torch import mpi_ops
 from hvd.torch.mpi_ops import Average, Sum, global_process_set
 
 
-def _needs_graph(*tensors):
+def _needs_graph(fn, *tensors):
+    """True when autograd records ``fn``; first the inputs are checked (dense CPU tensors)."""
+    for t in tensors:
+        mpi_ops._check_tensor(t, fn)
     return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
 
 
@@ -48,7 +51,7 @@ def allreduce(tensor, average=None, name=None, compression=None, op=None, presca
               postscale_factor=1.0, process_set=global_process_set):
     """Allreduce of ``tensor`` into a new tensor (default op Average); differentiable."""
     op = mpi_ops._op(average, op, "allreduce")
-    if not _needs_graph(tensor):
+    if not _needs_graph("allreduce", tensor):
         return mpi_ops.allreduce(tensor, None, name, compression, op, prescale_factor,
                                  postscale_factor, process_set)
     ctx = None
@@ -79,7 +82,7 @@ def grouped_allreduce(tensors, average=None, name=None, compression=None, op=Non
                       prescale_factor=1.0, postscale_factor=1.0, process_set=global_process_set):
     """Allreduce of a list of tensors negotiated as one unit; differentiable."""
     op = mpi_ops._op(average, op, "grouped_allreduce")
-    if not _needs_graph(*tensors):
+    if not _needs_graph("grouped_allreduce", *tensors):
         return mpi_ops.grouped_allreduce(tensors, None, name, compression, op, prescale_factor,
                                          postscale_factor, process_set)
     ctxs = None
@@ -119,7 +122,7 @@ class _Allgather(torch.autograd.Function):
 
 def allgather(tensor, name=None, process_set=global_process_set):
     """Concatenation of every rank's ``tensor`` along dim 0; differentiable."""
-    if not _needs_graph(tensor):
+    if not _needs_graph("allgather", tensor):
         return mpi_ops.allgather(tensor, name, process_set)
     return _Allgather.apply(tensor, name, process_set)
 
@@ -137,7 +140,7 @@ class _GroupedAllgather(torch.autograd.Function):
 
 def grouped_allgather(tensors, name=None, process_set=global_process_set):
     """Allgather of a list of tensors negotiated as one unit; differentiable."""
-    if not _needs_graph(*tensors):
+    if not _needs_graph("grouped_allgather", *tensors):
         return mpi_ops.grouped_allgather(tensors, name, process_set)
     return list(_GroupedAllgather.apply(name, process_set, *tensors))
 
@@ -162,7 +165,7 @@ class _Broadcast(torch.autograd.Function):
 
 def broadcast(tensor, root_rank, name=None, process_set=global_process_set):
     """``root_rank``'s tensor on every rank, in a new tensor; differentiable."""
-    if not _needs_graph(tensor):
+    if not _needs_graph("broadcast", tensor):
         return mpi_ops.broadcast(tensor, root_rank, name, process_set)
     return _Broadcast.apply(tensor, root_rank, name, process_set)
 
@@ -183,7 +186,7 @@ class _Alltoall(torch.autograd.Function):
 
 def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
     """The received rows; with ``splits`` given, (rows, received_splits); differentiable."""
-    if not _needs_graph(tensor):
+    if not _needs_graph("alltoall", tensor):
         return mpi_ops.alltoall(tensor, splits, name, process_set)
     given = splits is not None
     if not given:
@@ -230,7 +233,7 @@ def reducescatter(tensor, name=None, compression=None, op=None, process_set=glob
                   prescale_factor=1.0, postscale_factor=1.0):
     """Reduces across ranks, each rank keeps its slice of dim 0 (default Average);
     differentiable for Sum and Average."""
-    if not _needs_graph(tensor):
+    if not _needs_graph("reducescatter", tensor):
         return mpi_ops.reducescatter(tensor, name, compression, op, process_set, prescale_factor,
                                      postscale_factor)
     op = _check_scatter_op(op, "reducescatter")
@@ -259,7 +262,7 @@ class _GroupedReducescatter(torch.autograd.Function):
 def grouped_reducescatter(tensors, name=None, compression=None, op=None,
                           process_set=global_process_set, prescale_factor=1.0, postscale_factor=1.0):
     """Reducescatter of a list of tensors negotiated as one unit; differentiable."""
-    if not _needs_graph(*tensors):
+    if not _needs_graph("grouped_reducescatter", *tensors):
         return mpi_ops.grouped_reducescatter(tensors, name, compression, op, process_set,
                                              prescale_factor, postscale_factor)
     op = _check_scatter_op(op, "grouped_reducescatter")

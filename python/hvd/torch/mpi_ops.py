@@ -87,7 +87,10 @@ def init(comm=None, process_sets=None):
     HVD_*/HOROVOD_* variables (e.g. HOROVOD_TIMELINE)."""
     if comm is not None:
         raise ValueError("hvd.init: comm is not supported (the world is MPI_COMM_WORLD)")
+    fresh = not _core.is_initialized()
     _core.init()
+    if fresh:  # a new world (an elastic reset, say): every member counts unnamed tensors from 0
+        _noname.clear()
     global _atexit_registered
     if not _atexit_registered:  # like Horovod: a script that never calls shutdown() ends cleanly
         atexit.register(_shutdown_at_exit)
@@ -142,8 +145,8 @@ cross_size = _initialized(_core.cross_size)
 
 # ---------------------------------------------------------------------------------------
 # What this build has (Horovod's *_built / *_enabled queries). hvd.torch runs CPU tensors
-# over the runtime: MPI when built with it (else one rank), no Gloo, NCCL, CUDA, ROCm, DDL
-# or oneCCL in this binding.
+# over the runtime: MPI when built with it (else one rank), or the TCP backend, which stands
+# for Gloo; no NCCL, CUDA, ROCm, DDL or oneCCL in this binding.
 
 
 def mpi_built(verbose=False):
@@ -269,7 +272,11 @@ def _check_adasum(process_set, fn):
 
 def _check_tensor(tensor, fn):
     if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"hvd.{fn}: expected a torch.Tensor, got {type(tensor).__name__}")
+        raise TypeError(f"hvd.{fn}: expected a dense torch.Tensor, got {type(tensor).__name__}")
+    if tensor.layout != torch.strided:
+        raise ValueError(f"hvd.{fn}: expected a dense torch.Tensor, got a {tensor.layout} tensor"
+                         + (" (hvd.sparse_allreduce_async reduces sparse COO tensors)"
+                            if tensor.layout == torch.sparse_coo else ""))
     if tensor.device.type != "cpu":
         raise ValueError(f"hvd.{fn}: tensor is on {tensor.device}; hvd.torch handles CPU tensors")
 
