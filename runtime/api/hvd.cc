@@ -21,6 +21,7 @@ struct DefaultInstance {
   OwnedSeams seams;
   std::unique_ptr<Runtime> runtime;
   int64_t generation = 0;  // elastic mode: the generation of the current world
+  int64_t tcp_worlds = 0;  // hvdrun --tcp: worlds this process has joined (init after shutdown)
 };
 
 DefaultInstance& instance() {
@@ -45,7 +46,12 @@ Status init() {
     TcpOptions opts;
     HVD_RETURN_IF_ERROR(tcp_options_from_env(&opts));
     opts.ranks_per_node = cfg.ranks_per_node;
+    // Each init after a shutdown meets under a scope of its own: the addresses the previous
+    // world left in the store are stale (a rank that read them connected to a closed port).
+    // Every rank counts its inits alike, as it must run them alike.
+    if (d.tcp_worlds > 0) opts.scope = "world." + std::to_string(d.tcp_worlds);
     HVD_RETURN_IF_ERROR(make_tcp_world_transport(opts, &world));
+    ++d.tcp_worlds;
   } else {
 #ifdef HVD_HAVE_MPI
     HVD_RETURN_IF_ERROR(init_mpi(nullptr, nullptr));
