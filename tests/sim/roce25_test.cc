@@ -8,7 +8,7 @@
 // the GPU speeds (--seeds 3): a published figure is one cluster's draw, the mean is the
 // expectation. One warm-up and one measured step per point (simulations are
 // deterministic: later steps repeat it). The alpha-beta exact cases are AlphaBeta.* in the
-// "sim" label.
+// "sim" label. Held out beside them: BERT-Large strong scaling on DGX A100 (dgx_a100.json).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -128,3 +128,44 @@ TEST(Validation, ProtocolOverrideOnRoce25EqualsTcp25) {
 }
 
 }  // namespace
+
+// Held out (docs/nccl_model.md, "Published DGX A100 BERT-Large tables"): NVIDIA's strong-
+// scaling tables of BERT-Large pre-training on DGX A100, 32 nodes over one, each framework's
+// micro-batch and accumulation as published, the allreduce after the accumulation and LAMB as
+// the scripts run, 3-seed means. Not fitted: each row within 5 points, their mean within 3.
+TEST(Validation, DgxA100BertStrongScalingHeldOut) {
+  struct Row {
+    const char* table;
+    int seq, micro, k1, k32;
+    double published;  // 32-node throughput over 32 x one node's
+    const char* extra;
+  } rows[] = {
+      {"PyTorch seq 512", 512, 32, 128, 4, 30.13 / 32, "--set runtime.fusion_threshold=1GiB"},
+      {"TF2+Horovod seq 128", 128, 312, 32, 1, 28.99 / 32, ""},
+      {"TF2+Horovod seq 512", 512, 40, 96, 3, 30.02 / 32, ""},
+      {"PaddlePaddle seq 512", 512, 32, 128, 4, 28.60 / 32, ""},
+  };
+  double sum = 0;
+  for (const Row& r : rows) {
+    auto at = [&](int nodes, int k) {
+      const std::string extra = "--seeds 3 --set cluster.nodes=" + std::to_string(nodes) +
+                                " --set 'workload.models=[\"bert-large\"]' --set workload.seq_len=" +
+                                std::to_string(r.seq) + " --set workload.batch_size=" + std::to_string(r.micro) +
+                                " --set workload.accumulation_steps=" + std::to_string(k) +
+                                " --set workload.allreduce_post_accumulation=true --set workload.optimizer=lamb " +
+                                r.extra;
+      const auto got = simulate(scenario_path("dgx_a100.json"), {8 * nodes}, extra);
+      return got.count("bert-large") && got.at("bert-large").count(8 * nodes)
+                 ? got.at("bert-large").at(8 * nodes)["images_per_sec"].get<double>() / (8 * nodes)
+                 : 0.0;
+    };
+    const double one = at(1, r.k1), many = at(32, r.k32);
+    ASSERT_GT(one, 0) << r.table;
+    const double ratio = many / one;
+    std::printf("dgx_a100  BERT-Large %-22s 32 nodes / 1 node  simulated %5.1f %%  published %5.1f %%  (%+.1f points)\n",
+                r.table, 100 * ratio, 100 * r.published, 100 * (ratio - r.published));
+    EXPECT_LE(std::fabs(ratio - r.published), 0.05) << r.table;
+    sum += std::fabs(ratio - r.published);
+  }
+  EXPECT_LE(sum / std::size(rows), 0.03);
+}
