@@ -113,7 +113,7 @@ QWidget* MakeTimelineScreen(std::shared_ptr<Trace> trace, const HeadlessOptions&
   for (const QString& file : options.files) names << QFileInfo(file).fileName();
   layout->addWidget(new QLabel(QStringLiteral("%1: %2 events, %3 processes")
                                    .arg(names.join(QStringLiteral(", ")))
-                                   .arg(trace->event_count())
+                                   .arg(trace->events_kept)
                                    .arg(trace->processes.size()),
                                screen));
   layout->addWidget(new LegendBar(screen));

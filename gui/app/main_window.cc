@@ -2,9 +2,13 @@
 
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QMenuBar>
+#include <QPalette>
 #include <QMessageBox>
 #include <QStatusBar>
+#include <QToolButton>
+#include <QVBoxLayout>
 
 #include "core/report_model.h"
 #include "widgets/image_export.h"
@@ -14,6 +18,8 @@ namespace hvdview {
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       tabs_(new QTabWidget(this)),
+      warnings_bar_(new QWidget(this)),
+      warnings_text_(new QLabel(warnings_bar_)),
       timeline_(new TimelinePanel(this)),
       compare_(new CompareView(this)),
       charts_(new ChartsPanel(this)),
@@ -22,7 +28,35 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(timeline_, tr("Timeline"));
   tabs_->addTab(compare_, tr("Compare"));
   tabs_->addTab(charts_, tr("Charts"));
-  setCentralWidget(tabs_);
+  // Warnings of a load (skipped or repaired events) stay in a bar above the tabs until the
+  // next load or until closed: a status-bar message would vanish unseen.
+  warnings_bar_->setObjectName(QStringLiteral("warnings"));
+  warnings_bar_->setAutoFillBackground(true);
+  QPalette palette = warnings_bar_->palette();
+  palette.setColor(QPalette::Window, QColor(255, 243, 205));
+  palette.setColor(QPalette::WindowText, QColor(102, 77, 3));
+  warnings_bar_->setPalette(palette);
+  warnings_text_->setObjectName(QStringLiteral("warningsText"));
+  warnings_text_->setWordWrap(true);
+  warnings_text_->setTextFormat(Qt::PlainText);
+  warnings_text_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* close = new QToolButton(warnings_bar_);
+  close->setText(QStringLiteral("\u00D7"));
+  close->setToolTip(tr("Hide these warnings"));
+  close->setAutoRaise(true);
+  connect(close, &QToolButton::clicked, warnings_bar_, &QWidget::hide);
+  auto* bar_layout = new QHBoxLayout(warnings_bar_);
+  bar_layout->setContentsMargins(8, 4, 4, 4);
+  bar_layout->addWidget(warnings_text_, 1);
+  bar_layout->addWidget(close, 0, Qt::AlignTop);
+  warnings_bar_->hide();
+  auto* central = new QWidget(this);
+  auto* layout = new QVBoxLayout(central);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(warnings_bar_);
+  layout->addWidget(tabs_, 1);
+  setCentralWidget(central);
   createMenus();
   connect(loader_, &TraceLoader::finished, this, &MainWindow::onLoaded);
   statusBar()->showMessage(tr("Open a timeline or a report (File > Open)"));
@@ -105,7 +139,7 @@ void MainWindow::openFiles(const QStringList& paths) {
       problems << path + ": " + QString::fromStdString(DescribeFileProblem(path.toStdString(), kind));
     }
   }
-  if (!problems.isEmpty()) reportProblems(problems, true);
+  if (!problems.isEmpty()) reportProblems(problems);
   if (!timelines.isEmpty()) loadTimelines(timelines, Target::kMain);
 }
 
@@ -155,26 +189,31 @@ void MainWindow::onLoaded(const std::shared_ptr<LoadResult>& result) {
     }
     statusBar()->showMessage(tr("%1: %2 events, %3 processes")
                                  .arg(label)
-                                 .arg(trace->event_count())
+                                 .arg(trace->events_kept)
                                  .arg(trace->processes.size()));
   }
-  if (!errors.isEmpty())
-    reportProblems(errors + warnings, true);
-  else if (!warnings.isEmpty())
-    reportProblems(warnings, false);
+  showWarnings(warnings);
+  if (!errors.isEmpty()) reportProblems(errors);
 }
 
-void MainWindow::reportProblems(const QStringList& lines, bool errors) {
-  if (errors) {
-    // Window-modal but not blocking (open, not exec): loading goes on, and tests can read it.
-    auto* box = new QMessageBox(QMessageBox::Warning, tr("hvdview: problems reading files"),
-                                lines.join('\n'), QMessageBox::Ok, this);
-    box->setObjectName(QStringLiteral("problems"));
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
-  } else {
-    statusBar()->showMessage(lines.join("; "), 15000);
-  }
+void MainWindow::reportProblems(const QStringList& lines) {
+  // Window-modal but not blocking (open, not exec): loading goes on, and tests can read it.
+  auto* box = new QMessageBox(QMessageBox::Warning, tr("hvdview: problems reading files"),
+                              lines.join('\n'), QMessageBox::Ok, this);
+  box->setObjectName(QStringLiteral("problems"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+}
+
+// Replaces the warnings bar's lines (hides it when there are none): one "FILE: N skipped
+// events ... (first at byte B)" line per kind of problem, as on the command line.
+void MainWindow::showWarnings(const QStringList& lines) {
+  warnings_text_->setText(lines.join('\n'));
+  warnings_bar_->setVisible(!lines.isEmpty());
+}
+
+QString MainWindow::warningsShown() const {
+  return warnings_bar_->isHidden() ? QString() : warnings_text_->text();
 }
 
 void MainWindow::exportCurrentView() {

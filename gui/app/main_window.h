@@ -1,6 +1,7 @@
 // The hvdview window: Timeline, Compare and Charts tabs; opens files of either kind.
 #pragma once
 
+#include <QLabel>
 #include <QMainWindow>
 #include <QProgressDialog>
 #include <QTabWidget>
@@ -24,6 +25,9 @@ class MainWindow : public QMainWindow {
   TimelinePanel* timelinePanel() const { return timeline_; }
   CompareView* compareView() const { return compare_; }
   ChartsPanel* chartsPanel() const { return charts_; }
+  // The warnings of the last timeline load (skipped or repaired events), one per line; empty
+  // when it had none. Shown in a bar above the tabs until the next load or until closed.
+  QString warningsShown() const;
 
  private:
   enum class Target { kMain, kCompareTop, kCompareBottom };
@@ -33,9 +37,12 @@ class MainWindow : public QMainWindow {
   void onLoaded(const std::shared_ptr<LoadResult>& result);
   void openDialog(Target target);
   void exportCurrentView();
-  void reportProblems(const QStringList& lines, bool errors);
+  void reportProblems(const QStringList& lines);  // errors (and warnings) in a message box
+  void showWarnings(const QStringList& lines);
 
   QTabWidget* tabs_;
+  QWidget* warnings_bar_;  // above the tabs; hidden when the last load had no warnings
+  QLabel* warnings_text_;
   TimelinePanel* timeline_;
   CompareView* compare_;
   ChartsPanel* charts_;

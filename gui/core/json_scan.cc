@@ -71,11 +71,26 @@ void JsonScanner::ExpectAfterSpace(char c) {
   ++pos_;
 }
 
+void JsonScanner::CheckText(const char* begin, const char* end) {
+  bool control = false, high = false;
+  for (const char* at = begin; at < end; ++at) {
+    const auto c = static_cast<unsigned char>(*at);
+    control |= c < 0x20;
+    high |= c >= 0x80;
+  }
+  if (control) bad_text_ |= kTextControlChar;
+  // Escapes are ASCII, so the raw bytes are valid UTF-8 exactly when the literal text is.
+  if (high && !IsValidUtf8(std::string_view(begin, static_cast<size_t>(end - begin)))) {
+    bad_text_ |= kTextInvalidUtf8;
+  }
+}
+
 std::string_view JsonScanner::String(int slot) {
   const char* start = ++pos_;
   for (const char* at = start; at < end_; ++at) {
     if (*at == '"') {
       pos_ = at + 1;
+      CheckText(start, at);
       return {start, static_cast<size_t>(at - start)};
     }
     if (*at == '\\') return DecodeEscaped(start, at, slot);
@@ -127,6 +142,7 @@ std::string_view JsonScanner::DecodeEscaped(const char* start, const char* at, i
         out.push_back(escape);
     }
   }
+  CheckText(start, at);
   pos_ = at + 1;
   return out;
 }
@@ -161,15 +177,16 @@ std::string_view JsonScanner::IdNumber(int64_t* id) {
 }
 
 void JsonScanner::SkipString() {
-  ++pos_;
+  const char* start = ++pos_;
   while (true) {
     const char* quote = static_cast<const char*>(std::memchr(pos_, '"', end_ - pos_));
     if (!quote) throw NeedMoreInput{};
     size_t backslashes = 0;
     for (const char* p = quote - 1; p >= pos_ && *p == '\\'; --p) ++backslashes;
     pos_ = quote + 1;
-    if (backslashes % 2 == 0) return;
+    if (backslashes % 2 == 0) break;
   }
+  CheckText(start, pos_ - 1);
 }
 
 void JsonScanner::SkipValue() {
@@ -214,6 +231,8 @@ void JsonScanner::SkipValue() {
 
 void JsonScanner::EventObject(RawEvent& event) {
   ++pos_;  // '{'
+  bad_text_ = 0;
+  seen_keys_ = 0;
   char c = PeekAfterSpace();
   if (c == '}') {
     ++pos_;
@@ -235,6 +254,7 @@ void JsonScanner::EventObject(RawEvent& event) {
     }
   }
   if (event.ph == 0 && !event.type_error) event.type_error = "events without \"ph\"";
+  event.bad_text = bad_text_;
 }
 
 void JsonScanner::EventField(std::string_view key, RawEvent& event) {
@@ -245,20 +265,29 @@ void JsonScanner::EventField(std::string_view key, RawEvent& event) {
     if (!event.type_error) event.type_error = message;
     SkipValue();
   };
+  // Known fields given twice (the last value is used); other keys are not tracked.
+  auto once = [&](uint32_t bit, const char* field) {
+    if ((seen_keys_ & bit) && !event.repeated_key) event.repeated_key = field;
+    seen_keys_ |= bit;
+  };
   if (key == "ph") {
+    once(1u << 0, "ph");
     if (!is_string) return wrong("events whose \"ph\" is not a string");
     const std::string_view ph = String(0);
     event.ph = ph.empty() ? '?' : ph[0];
   } else if (key == "name") {
+    once(1u << 1, "name");
     if (!is_string) return wrong("events whose \"name\" is not a string");
     event.name = String(1);
   } else if (key == "cat") {
+    once(1u << 2, "cat");
     if (is_string)
       event.cat = String(2);
     else
       SkipValue();
   } else if (key == "ts" || key == "dur") {
     const bool ts = key == "ts";
+    once(ts ? 1u << 3 : 1u << 4, ts ? "ts" : "dur");
     if (!is_number)
       return wrong(ts ? "events whose \"ts\" is not a number"
                       : "events whose \"dur\" is not a number");
@@ -271,6 +300,8 @@ void JsonScanner::EventField(std::string_view key, RawEvent& event) {
     (ts ? event.has_ts : event.has_dur) = true;
   } else if (key == "pid" || key == "tid") {
     const bool pid = key == "pid";
+    once(pid ? 1u << 5 : 1u << 6, pid ? "pid" : "tid");
+    if (pid) event.has_pid = true;
     if (is_number) {
       (pid ? event.pid_text : event.tid_text) = IdNumber(pid ? &event.pid : &event.tid);
     } else if (is_string) {
@@ -280,6 +311,7 @@ void JsonScanner::EventField(std::string_view key, RawEvent& event) {
                        : "events whose \"tid\" is not a number");
     }
   } else if (key == "id") {
+    once(1u << 7, "id");
     const char* start = pos_;
     if (is_string)
       event.id = String(5);
@@ -288,11 +320,13 @@ void JsonScanner::EventField(std::string_view key, RawEvent& event) {
       event.id = std::string_view(start, static_cast<size_t>(pos_ - start));
     }
   } else if (key == "s") {
+    once(1u << 8, "s");
     if (is_string)
       event.scope = String(6);
     else
       SkipValue();
   } else if (key == "args") {
+    once(1u << 9, "args");
     const char* start = pos_;
     SkipValue();
     event.args = std::string_view(start, static_cast<size_t>(pos_ - start));

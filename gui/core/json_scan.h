@@ -60,6 +60,8 @@ class JsonScanner {
   void EventField(std::string_view key, RawEvent& event);
   std::string_view DecodeEscaped(const char* start, const char* at, int slot);
   void SkipString();
+  // Notes raw control characters and invalid UTF-8 in a string's raw bytes (bad_text_).
+  void CheckText(const char* begin, const char* end);
   JsonSyntaxError Error(const std::string& message) const { return {offset(), message}; }
 
   const char* begin_ = nullptr;
@@ -67,6 +69,8 @@ class JsonScanner {
   const char* end_ = nullptr;
   uint64_t base_ = 0;
   std::array<std::string, 8> scratch_;
+  uint8_t bad_text_ = 0;   // kText* bits of the strings read since the event began
+  uint32_t seen_keys_ = 0;  // known event fields read so far, to notice one given twice
 };
 
 }  // namespace hvdview

@@ -26,6 +26,65 @@ std::string_view CutUtf8(std::string_view text, size_t limit) {
   return text.substr(0, end);
 }
 
+size_t Utf8SequenceLength(std::string_view text) {
+  if (text.empty()) return 0;
+  const auto byte = [&text](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // overlong
+    if (lead == 0xED) high = 0x9F;  // surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;   // overlong
+    if (lead == 0xF4) high = 0x8F;  // beyond U+10FFFF
+  } else {
+    return 0;
+  }
+  if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
+  for (size_t i = 2; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+  }
+  return length;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t length = Utf8SequenceLength(text.substr(i));
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
+std::string RepairText(std::string_view text) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t length = Utf8SequenceLength(text.substr(i));
+    if (length == 0 || static_cast<unsigned char>(text[i]) < 0x20) {
+      out += kReplacement;
+      ++i;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
+}
+
 void TraceBuilder::BeginFile(const std::string& path) {
   file_index_ = static_cast<uint32_t>(trace_.files.size());
   trace_.files.push_back(path);
@@ -132,10 +191,45 @@ void TraceBuilder::Note(const std::string& problem, uint64_t offset) {
 }
 
 void TraceBuilder::Add(const RawEvent& event) {
+  if (event.bad_text == 0 || event.type_error) {
+    if (AddRepaired(event)) NoteRepairs(event);
+    return;
+  }
+  RawEvent repaired = event;
+  std::string_view* fields[] = {&repaired.name,     &repaired.cat,      &repaired.id,
+                                &repaired.scope,    &repaired.pid_text, &repaired.tid_text};
+  std::string texts[std::size(fields)];
+  for (size_t i = 0; i < std::size(fields); ++i) {
+    texts[i] = RepairText(*fields[i]);
+    *fields[i] = texts[i];
+  }
+  if (AddRepaired(repaired)) NoteRepairs(repaired);
+}
+
+// Events that were kept (or metadata that was applied) with something repaired: one line
+// per kind, like skipped events.
+void TraceBuilder::NoteRepairs(const RawEvent& event) {
+  if (!event.has_pid) Note("repaired events: no \"pid\" (put in pid 0)", event.offset);
+  if (event.bad_text & kTextInvalidUtf8) {
+    Note("repaired events: invalid UTF-8 in a string (replaced by U+FFFD)", event.offset);
+  }
+  if (event.bad_text & kTextControlChar) {
+    Note("repaired events: a raw control character in a string, which JSON allows only "
+         "escaped (replaced by U+FFFD)",
+         event.offset);
+  }
+  if (event.repeated_key) {
+    Note(std::string("repaired events: the key \"") + event.repeated_key +
+             "\" twice (the last value is used)",
+         event.offset);
+  }
+}
+
+bool TraceBuilder::AddRepaired(const RawEvent& event) {
   event_offset_ = event.offset;
   if (event.type_error) {
     Note(std::string("skipped events: ") + event.type_error, event.offset);
-    return;
+    return false;
   }
   const int64_t pid = event.pid_text.empty() ? event.pid : IdOfText(event.pid_text);
   const int64_t tid = event.tid_text.empty() ? event.tid : IdOfText(event.tid_text);
@@ -146,16 +240,17 @@ void TraceBuilder::Add(const RawEvent& event) {
   if (event.ph != 'M') {
     if (!event.has_ts) {
       Note(std::string("skipped events without \"ts\" (phase '") + event.ph + "')", event.offset);
-      return;
+      return false;
     }
     min_time_ = std::min(min_time_, event.ts);
     max_time_ = std::max(max_time_, event.ts + (event.has_dur ? event.dur : 0));
   }
+  bool kept = true;
   switch (event.ph) {
     case 'X':
     case 'B':
     case 'E':
-      AddDuration(event, pid, tid);
+      kept = AddDuration(event, pid, tid);
       break;
     case 'i':
     case 'I':
@@ -173,20 +268,23 @@ void TraceBuilder::Add(const RawEvent& event) {
     case 'e':
     case 'S':
     case 'F':
-      AddAsync(event, pid);
+      kept = AddAsync(event, pid);
       break;
     case 'M':
       AddMetadata(event, pid, tid);
-      break;
+      return true;  // applied, but not counted as an event
     case 'C':
-      AddCounter(event, pid);
+      kept = AddCounter(event, pid);
       break;
     default:
       Note(std::string("skipped events of unsupported phase '") + event.ph + "'", event.offset);
+      kept = false;
   }
+  if (kept) ++trace_.events_kept;
+  return kept;
 }
 
-void TraceBuilder::AddDuration(const RawEvent& event, int64_t pid, int64_t tid) {
+bool TraceBuilder::AddDuration(const RawEvent& event, int64_t pid, int64_t tid) {
   const uint32_t lane_index = LaneFor(pid, tid, LaneKind::kThread);
   PendingLane& pending = pending_[lane_index];
   const SourceRef source = MakeSourceRef(file_index_, event.offset);
@@ -202,15 +300,17 @@ void TraceBuilder::AddDuration(const RawEvent& event, int64_t pid, int64_t tid) 
     pending.open.push_back({event.ts, name, CategoryOf(event.cat, name), source});
   } else if (pending.open.empty()) {
     Note("ignored 'E' events without a matching 'B'", event.offset);
+    return false;
   } else {
     const OpenSlice open = pending.open.back();
     pending.open.pop_back();
     const double dur = std::max(0.0, event.ts - open.start);
     pending.slices.push_back({open.start, dur, open.source, open.name, open.category, 0});
   }
+  return true;
 }
 
-void TraceBuilder::AddAsync(const RawEvent& event, int64_t pid) {
+bool TraceBuilder::AddAsync(const RawEvent& event, int64_t pid) {
   const uint32_t lane_index = LaneFor(pid, kAsyncTid, LaneKind::kAsync);
   std::string key = std::to_string(pid);
   key.append("/").append(event.cat).append("/").append(event.id);
@@ -220,11 +320,11 @@ void TraceBuilder::AddAsync(const RawEvent& event, int64_t pid) {
     stack.push_back(
         {lane_index,
          {event.ts, name, CategoryOf(event.cat, name), MakeSourceRef(file_index_, event.offset)}});
-    return;
+    return true;
   }
   if (stack.empty()) {
     Note("ignored async 'e' events without a matching 'b'", event.offset);
-    return;
+    return false;
   }
   auto match = std::find_if(stack.rbegin(), stack.rend(),
                             [name](const auto& entry) { return entry.second.name == name; });
@@ -233,6 +333,7 @@ void TraceBuilder::AddAsync(const RawEvent& event, int64_t pid) {
   stack.erase(chosen);
   pending_[lane_index].slices.push_back(
       {open.start, std::max(0.0, event.ts - open.start), open.source, open.name, open.category, 0});
+  return true;
 }
 
 void TraceBuilder::AddMetadata(const RawEvent& event, int64_t pid, int64_t tid) {
@@ -265,11 +366,11 @@ void TraceBuilder::AddMetadata(const RawEvent& event, int64_t pid, int64_t tid) 
   }
 }
 
-void TraceBuilder::AddCounter(const RawEvent& event, int64_t pid) {
+bool TraceBuilder::AddCounter(const RawEvent& event, int64_t pid) {
   nlohmann::json args = nlohmann::json::parse(event.args, nullptr, false);
   if (!args.is_object()) {
     Note("ignored counter events without an \"args\" object", event.offset);
-    return;
+    return false;
   }
   for (const auto& [key, value] : args.items()) {
     if (!value.is_number()) continue;
@@ -288,6 +389,7 @@ void TraceBuilder::AddCounter(const RawEvent& event, int64_t pid) {
     lane.counter_max = std::max(lane.counter_max, value.get<double>());
     ++trace_.counter_count;
   }
+  return true;
 }
 
 void TraceBuilder::CloseOpenSlices() {

@@ -19,6 +19,18 @@ inline constexpr size_t kMaxNameBytes = 4096;
 // `text` cut to at most `limit` bytes, backing up to the start of a UTF-8 sequence.
 std::string_view CutUtf8(std::string_view text, size_t limit);
 
+// Bytes of the valid UTF-8 sequence `text` starts with (1 to 4); 0 when it is not one
+// (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut short).
+size_t Utf8SequenceLength(std::string_view text);
+bool IsValidUtf8(std::string_view text);
+
+// RawEvent::bad_text bits: what was wrong in a string of the event (a key, a value, args).
+inline constexpr uint8_t kTextInvalidUtf8 = 1;
+inline constexpr uint8_t kTextControlChar = 2;  // a raw byte below 0x20, JSON needs it escaped
+
+// `text` with invalid UTF-8 sequences and raw control characters replaced by U+FFFD.
+std::string RepairText(std::string_view text);
+
 // One event as read from a file. Views point into the parser's buffer.
 struct RawEvent {
   char ph = 0;
@@ -35,7 +47,10 @@ struct RawEvent {
   int64_t tid = 0;
   bool has_ts = false;
   bool has_dur = false;
-  const char* type_error = nullptr;  // "ts must be a number", ... : the event is skipped
+  bool has_pid = false;                // without one the event goes to pid 0, with a note
+  uint8_t bad_text = 0;                // kText* bits: strings repaired, with a note
+  const char* repeated_key = nullptr;  // a field given twice ("dur"): the last value is used
+  const char* type_error = nullptr;    // "ts must be a number", ... : the event is skipped
   uint64_t offset = 0;               // byte offset of the event object in its file
 };
 
@@ -44,7 +59,10 @@ class TraceBuilder {
   explicit TraceBuilder(Trace& trace) : trace_(trace) {}
   // Starts a new input file; later events refer to it.
   void BeginFile(const std::string& path);
+  // Adds one event; bad strings are repaired first (RepairText), and repairs noted.
   void Add(const RawEvent& event);
+  // Trace::events_kept so far (all files).
+  size_t events_kept() const { return trace_.events_kept; }
   // Closes unfinished slices, sorts and lays out rows. Returns one warning line per problem.
   std::vector<std::string> Finish();
   // A pid (rank) found in more than one file: per file, the first such event and the earlier
@@ -86,10 +104,13 @@ class TraceBuilder {
   uint32_t LaneFor(int64_t pid, int64_t tid, LaneKind kind);
   Process& ProcessFor(int64_t pid);
   void Note(const std::string& problem, uint64_t offset);
-  void AddDuration(const RawEvent& event, int64_t pid, int64_t tid);
-  void AddAsync(const RawEvent& event, int64_t pid);
+  bool AddRepaired(const RawEvent& event);  // false when skipped or ignored (and noted)
+  void NoteRepairs(const RawEvent& event);
+  // Each returns false when the event was ignored (and noted).
+  bool AddDuration(const RawEvent& event, int64_t pid, int64_t tid);
+  bool AddAsync(const RawEvent& event, int64_t pid);
   void AddMetadata(const RawEvent& event, int64_t pid, int64_t tid);
-  void AddCounter(const RawEvent& event, int64_t pid);
+  bool AddCounter(const RawEvent& event, int64_t pid);
   void CloseOpenSlices();
   void LayOutRows(Lane& lane, std::vector<Slice>& slices);
   void FinishProcesses();

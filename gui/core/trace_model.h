@@ -88,6 +88,9 @@ struct Trace {
   size_t slice_count = 0;
   size_t instant_count = 0;
   size_t counter_count = 0;
+  // Trace events read and kept, the count shown in headers and in "kept the N complete
+  // events": metadata ('M') records and skipped events are not counted; a 'B'/'E' pair is 2.
+  size_t events_kept = 0;
   size_t event_count() const { return slice_count + instant_count + counter_count; }
   bool empty() const { return event_count() == 0; }
 };

@@ -58,6 +58,11 @@ class TraceFileParser {
   LoadError Error(uint64_t offset, const std::string& message) const {
     return {path_, offset, message};
   }
+  // "kept the N complete events ...": of this file, counted like Trace::events_kept.
+  std::string Kept(const char* what) const {
+    return "kept the " + std::to_string(builder_.events_kept() - kept_before_) + " " + what +
+           " (metadata records and skipped events not counted)";
+  }
 
   std::string path_;
   TraceBuilder& builder_;
@@ -74,7 +79,8 @@ class TraceFileParser {
   State state_ = State::kStart;
   bool in_object_ = false;
   bool saw_trace_events_ = false;
-  size_t events_ = 0;
+  size_t events_ = 0;       // event objects read, of any phase
+  size_t kept_before_ = 0;  // builder_.events_kept() when this file began
   // Strings cut to kMaxNameBytes: how many, and the first one (event, field, original).
   size_t cut_strings_ = 0;
   size_t first_cut_event_ = 0;
@@ -85,6 +91,7 @@ class TraceFileParser {
 
 bool TraceFileParser::Run(const ReadFn& read, std::vector<LoadError>* errors) {
   read_ = &read;
+  kept_before_ = builder_.events_kept();
   buffer_.resize(std::max<size_t>(options_.chunk_bytes, 16));
   scan_.Reset(buffer_.data(), buffer_.data(), 0);
   std::optional<LoadError> error;
@@ -103,13 +110,13 @@ bool TraceFileParser::Run(const ReadFn& read, std::vector<LoadError>* errors) {
         error = Error(at, std::string(event ? "the event" : "the value") + " at byte " +
                               std::to_string(at) + " is longer than " +
                               std::to_string(options_.max_event_bytes >> 20) +
-                              " MiB, the most one event may take; kept the " +
-                              std::to_string(events_) + " events before it");
+                              " MiB, the most one event may take; " +
+                              Kept("events before it"));
       }
     } catch (const JsonSyntaxError& e) {
       error =
           Error(e.offset, "invalid JSON at byte " + std::to_string(e.offset) + ": " + e.message +
-                              "; kept the " + std::to_string(events_) + " events before it");
+                              "; " + Kept("events before it"));
     }
     if ((events_ & 0x3FFF) == 0x3FFF) {
       if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) return false;
@@ -296,7 +303,7 @@ std::optional<LoadError> TraceFileParser::EndOfInput(const char* mark) {
                          ? "the trace is not closed"
                          : "the event at byte " + std::to_string(mark_offset) + " is incomplete";
   return Error(mark_offset, "truncated at byte " + std::to_string(file_size) + ": " + what +
-                                "; kept the " + std::to_string(events_) + " complete events");
+                                "; " + Kept("complete events"));
 }
 
 }  // namespace

@@ -52,6 +52,43 @@ void CapSeries(SeriesRuns* groups, QChart* chart) {
   chart->setTitle(chart->title() + QObject::tr(": the first %1 of %2 series").arg(kMaxSeries).arg(total));
 }
 
+// Hides the legend entry of `series`. QLegendMarker::isVisible() reads false until the chart
+// is shown, so the series remembers it (FitLegend counts the entries still listed).
+void HideFromLegend(QChart* chart, QAbstractSeries* series) {
+  for (QLegendMarker* marker : chart->legend()->markers(series)) marker->setVisible(false);
+  series->setProperty("hvdviewNoLegend", true);
+}
+
+// A legend of more than kLegendAtBottom entries goes to the right of the chart, one entry a
+// line: in one row at the bottom, ten models were elided to "mod..." or lost their text.
+// When crowded, the entries of `optional` go first (the title gets `optional_note` instead),
+// and past kMaxLegendEntries only the first are listed (the title says so).
+constexpr qsizetype kLegendAtBottom = 6, kMaxLegendEntries = 12;
+void FitLegend(QChart* chart, const QList<QAbstractSeries*>& optional = {},
+               const QString& optional_note = {}) {
+  auto listed = [chart] {
+    QList<QAbstractSeries*> series;
+    for (QAbstractSeries* s : chart->series()) {
+      if (!s->property("hvdviewNoLegend").toBool()) series << s;
+    }
+    return series;
+  };
+  QList<QAbstractSeries*> entries = listed();
+  if (entries.size() <= kLegendAtBottom) return;
+  if (!optional.isEmpty()) {
+    for (QAbstractSeries* series : optional) HideFromLegend(chart, series);
+    chart->setTitle(chart->title() + "; " + optional_note);
+    entries = listed();
+  }
+  if (entries.size() > kLegendAtBottom) chart->legend()->setAlignment(Qt::AlignRight);
+  if (entries.size() > kMaxLegendEntries) {
+    for (qsizetype i = kMaxLegendEntries; i < entries.size(); ++i) HideFromLegend(chart, entries[i]);
+    chart->setTitle(chart->title() + QObject::tr("; legend: the first %1 of %2")
+                                         .arg(kMaxLegendEntries)
+                                         .arg(entries.size()));
+  }
+}
+
 QChart* NewChart(const QString& title) {
   auto* chart = new QChart;
   chart->setTitle(title);
@@ -173,6 +210,7 @@ QChart* MakeThroughputChart(const Report& report) {
   // Ideal scaling of each model, dashed in the model's colour (one grey for all could not be
   // told apart), from np 1 where the axis shows it: a report of one run still gets a line.
   const double x_min = AxisRange(x).first;
+  QList<QAbstractSeries*> ideals;
   for (const auto& [model, ideal_runs] : ideal_by_model) {
     const auto& [runs, color] = ideal_runs;
     const double single = runs->front()->images_per_sec_single;
@@ -184,11 +222,13 @@ QChart* MakeThroughputChart(const Report& report) {
       top = std::max(top, run->np * single);
     }
     Attach(chart, ideal, x, y);
+    ideals << ideal;
     // One point draws no line: then no legend entry either.
     if (ideal->count() < 2 || ideal->at(0) == ideal->at(ideal->count() - 1)) {
-      for (QLegendMarker* marker : chart->legend()->markers(ideal)) marker->setVisible(false);
+      HideFromLegend(chart, ideal);
     }
   }
+  FitLegend(chart, ideals, QObject::tr("dashed: ideal scaling of each model"));
   if (auto* log_axis = qobject_cast<QLogValueAxis*>(y)) {
     log_axis->setBase(10);
     log_axis->setLabelFormat("%.0f");
@@ -270,7 +310,7 @@ QChart* MakeEfficiencyChart(const Report& report) {
     band->setBrush(fill);
     band->setPen(QPen(fill, 1));
     Attach(chart, band, x, y);
-    for (QLegendMarker* marker : chart->legend()->markers(band)) marker->setVisible(false);
+    HideFromLegend(chart, band);
   }
   // 100 % across the whole np axis (also under the published points): a report of one run,
   // or of one np, still gets a line.
@@ -295,6 +335,7 @@ QChart* MakeEfficiencyChart(const Report& report) {
     top = std::max(top, ref->scaling_efficiency * 100);
   }
   for (const auto& [model, markers] : published) Attach(chart, markers, x, y);
+  FitLegend(chart);
   y->setRange(0, std::ceil((top + 5) / 20) * 20);
   y->setTickCount(static_cast<int>(std::ceil((top + 5) / 20)) + 1);
   return chart;

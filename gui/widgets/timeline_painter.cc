@@ -3,6 +3,7 @@
 #include <QFontMetrics>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/time_format.h"
 
@@ -149,13 +150,19 @@ void PaintRuler(QPainter& painter, const QRect& rect, const TimelineViewState& v
   const double step = NiceTickStep(view.us_per_px, 90);
   const double right_time = view.start + (area.right - area.left) * view.us_per_px;
   double tick = std::ceil((view.start - view.origin) / step) * step + view.origin;
+  double previous_right = -std::numeric_limits<double>::infinity();
   for (int guard = 0; tick <= right_time && guard < 1000; tick += step, ++guard) {
     const double x = area.left + (tick - view.start) / view.us_per_px;
     painter.setPen(QColor(0x88, 0x88, 0x88));
     painter.drawLine(QPointF(x, geometry.ruler_height - 7), QPointF(x, geometry.ruler_height));
     painter.setPen(Qt::black);
     const double label = std::fabs(tick - view.origin) < step * 1e-6 ? 0 : tick - view.origin;
-    painter.drawText(QPointF(x + 3, 13), QString::fromStdString(FormatDuration(label, 3)));
+    const QString text = QString::fromStdString(FormatDuration(label, 3));
+    const double width = painter.fontMetrics().horizontalAdvance(text);
+    if (auto left = RulerLabelLeft(x, width, area.right, previous_right)) {
+      painter.drawText(QPointF(*left, 13), text);
+      previous_right = *left + width;
+    }
   }
 }
 
@@ -233,6 +240,15 @@ void PaintHighlight(QPainter& painter, const Trace& trace, const SliceRef& ref, 
 }
 
 }  // namespace
+
+std::optional<double> RulerLabelLeft(double tick_x, double width, double right_edge,
+                                     double previous_right) {
+  constexpr double kGap = 3;
+  double left = tick_x + kGap;
+  if (left + width > right_edge - 1) left = tick_x - kGap - width;
+  if (left < previous_right + kGap) return std::nullopt;
+  return left;
+}
 
 QColor ColorOf(Category category) {
   return QColor::fromRgb(CategoryColor(category));

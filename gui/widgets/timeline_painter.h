@@ -54,6 +54,12 @@ struct TimelineViewState {
 
 QColor ColorOf(Category category);
 
+// Left x of a ruler label `width` px wide for the tick at `tick_x`: just right of the tick,
+// or just left of it where it would run past `right_edge` (the last label is not cut);
+// nullopt where it would then overlap the label before, which ends at `previous_right`.
+std::optional<double> RulerLabelLeft(double tick_x, double width, double right_edge,
+                                     double previous_right);
+
 // Paints everything into `widget_rect` (the whole widget, scrollbar excluded).
 void PaintTimeline(QPainter& painter, const QRect& widget_rect, const Trace& trace,
                    const std::vector<DisplayRow>& rows, const TimelineViewState& view,

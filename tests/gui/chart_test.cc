@@ -7,6 +7,7 @@
 #include <QBarSeries>
 #include <QBarSet>
 #include <QCategoryAxis>
+#include <QChartView>
 #include <QLineSeries>
 #include <QHorizontalStackedBarSeries>
 #include <QLegendMarker>
@@ -415,6 +416,62 @@ TEST(Charts, SeriesColoursDifferBeyondFive) {
     EXPECT_EQ(ideal->pen().color(), series->pen().color());
   }
   EXPECT_EQ(styles.size(), 12u);  // past ten, the colours come back with another line style
+}
+
+// The names the legend lists (entries hidden by the chart left out), in order.
+QStringList LegendEntries(QChart* chart) {
+  QStringList names;
+  for (QAbstractSeries* series : chart->series()) {
+    if (series->property("hvdviewNoLegend").toBool()) continue;
+    const QList<QLegendMarker*> markers = chart->legend()->markers(series);
+    if (!markers.isEmpty()) names << markers[0]->label();
+  }
+  return names;
+}
+
+// Ten models: the throughput legend was 20 swatches without text and the efficiency one read
+// "mod..." (one row at the bottom). Crowded legends go to the right, one entry a line; the
+// ideal lines leave the throughput legend (the title says what dashed is); past 12 entries
+// only the first 12 are listed, and the title says so. Three models stay at the bottom.
+TEST(ChartLabels, CrowdedLegendsGoRightAndKeepTheirText) {
+  std::vector<std::pair<std::string, int>> ten, twenty;
+  for (int m = 0; m < 20; ++m) {
+    const std::string name = QStringLiteral("model%1").arg(m, 2, 10, QChar('0')).toStdString();
+    for (int np : {1, 2, 4}) {
+      if (m < 10) ten.push_back({name, np});
+      twenty.push_back({name, np});
+    }
+  }
+  QStringList models;
+  for (int m = 0; m < 10; ++m) models << QStringLiteral("model%1").arg(m, 2, 10, QChar('0'));
+  std::unique_ptr<QChart> throughput(MakeThroughputChart(Runs(ten)));
+  EXPECT_EQ(throughput->legend()->alignment(), Qt::AlignRight);
+  EXPECT_EQ(LegendEntries(throughput.get()), models);
+  EXPECT_EQ(throughput->title(), "Throughput (images/s); dashed: ideal scaling of each model");
+  EXPECT_NE(SeriesNamed(throughput.get(), "ideal model03"), nullptr);  // still drawn
+  std::unique_ptr<QChart> efficiency(MakeEfficiencyChart(Runs(ten)));
+  EXPECT_EQ(efficiency->legend()->alignment(), Qt::AlignRight);
+  EXPECT_EQ(LegendEntries(efficiency.get()), models + QStringList{"ideal"});
+  EXPECT_EQ(efficiency->title(), "Scaling efficiency (% of ideal)");
+
+  std::unique_ptr<QChart> crowded(MakeEfficiencyChart(Runs(twenty)));
+  EXPECT_EQ(LegendEntries(crowded.get()).size(), 12);
+  EXPECT_TRUE(crowded->title().endsWith("; legend: the first 12 of 21")) << crowded->title().toStdString();
+  // Shown in a view, the markers Qt lists are those entries.
+  QChartView view(crowded.release());
+  view.resize(700, 450);
+  view.show();
+  QApplication::processEvents();
+  view.grab();
+  QStringList visible;
+  for (QLegendMarker* marker : view.chart()->legend()->markers()) {
+    if (marker->isVisible()) visible << marker->label();
+  }
+  EXPECT_EQ(visible, LegendEntries(view.chart()));
+
+  std::unique_ptr<QChart> sweep(MakeThroughputChart(SweepReport()));
+  EXPECT_EQ(sweep->legend()->alignment(), Qt::AlignBottom);
+  EXPECT_EQ(LegendEntries(sweep.get()).size(), 6);
 }
 
 // hvdsim --collective allreduce (fixture): busbw of raw and hvd against a log2 size axis.

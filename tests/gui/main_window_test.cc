@@ -5,6 +5,8 @@
 
 #include <QMessageBox>
 #include <QSignalSpy>
+#include <QStatusBar>
+#include <QToolButton>
 #include <filesystem>
 
 #include "core/synthetic_trace.h"
@@ -102,6 +104,62 @@ TEST(MainWindow, ASecondReportIsNamedAndASweepIsDrawn) {
   EXPECT_TRUE(window.chartsPanel()->hasCollectiveReport());
   EXPECT_EQ(ProblemsShown(window), second + ": a second report (" + first +
                                        " is shown); hvdview shows one report at a time, open the others separately");
+}
+
+// Warnings alone (skipped or repaired events) stay in the bar above the tabs, not in a
+// status-bar message that times out; the next load replaces them, and closing hides them.
+TEST(MainWindow, WarningsStayInABarUntilTheNextLoad) {
+  MainWindow window;
+  window.show();
+  auto* loader = window.findChild<TraceLoader*>();
+  QSignalSpy finished(loader, &TraceLoader::finished);
+  const std::string path = testing::WriteTempFile(
+      "window_skipped.json", R"([{"ph":"X","name":"A","pid":0,"tid":0,"ts":0,"dur":1},
+{"ph":"X","name":"B","pid":0,"tid":0,"ts":"2","dur":1},
+{"ph":"E","pid":0,"tid":0,"ts":3}])");
+  window.openFiles({QString::fromStdString(path)});
+  ASSERT_TRUE(finished.wait(10000));
+  EXPECT_EQ(window.findChild<QMessageBox*>(QStringLiteral("problems")), nullptr);
+  auto* bar = window.findChild<QWidget*>(QStringLiteral("warnings"));
+  ASSERT_NE(bar, nullptr);
+  EXPECT_TRUE(bar->isVisible());
+  EXPECT_EQ(window.warningsShown().toStdString(),
+            path + ": 1 ignored 'E' events without a matching 'B' (first at byte 111)\n" + path +
+                ": 1 skipped events: events whose \"ts\" is not a number (first at byte 55)");
+  EXPECT_TRUE(window.statusBar()->currentMessage().contains("1 events"));
+
+  window.openFiles({QString::fromStdString(testing::DataFile("runtime_small.json"))});
+  ASSERT_TRUE(finished.wait(10000));
+  EXPECT_FALSE(bar->isVisible());
+  EXPECT_TRUE(window.warningsShown().isEmpty());
+
+  window.openFiles({QString::fromStdString(path)});
+  ASSERT_TRUE(finished.wait(10000));
+  EXPECT_TRUE(bar->isVisible());
+  auto* close = bar->findChild<QToolButton*>();
+  ASSERT_NE(close, nullptr);
+  close->click();
+  EXPECT_FALSE(bar->isVisible());
+}
+
+// A truncated file: the status bar's "N events" and the "kept the N complete events" line
+// count the same events (metadata records not counted).
+TEST(MainWindow, TruncatedFileHasOneEventCount) {
+  MainWindow window;
+  window.show();
+  auto* loader = window.findChild<TraceLoader*>();
+  QSignalSpy finished(loader, &TraceLoader::finished);
+  const std::string path = testing::WriteTempFile(
+      "window_trunc.json", R"([{"ph":"M","name":"process_name","pid":0,"args":{"name":"r0"}},
+{"ph":"X","name":"A","pid":0,"tid":0,"ts":0,"dur":1},
+{"ph":"X","name":"B","pid":0,"tid":0,"ts":2,"dur":1},
+{"ph":"X","name":"C","pid":0,"tid":0,"ts":4,"du)");
+  window.openFiles({QString::fromStdString(path)});
+  ASSERT_TRUE(finished.wait(10000));
+  EXPECT_TRUE(ProblemsShown(window).contains(
+      "kept the 2 complete events (metadata records and skipped events not counted)"))
+      << ProblemsShown(window).toStdString();
+  EXPECT_EQ(window.statusBar()->currentMessage(), "window_trunc.json: 2 events, 1 processes");
 }
 
 }  // namespace

@@ -287,7 +287,7 @@ TEST(TraceParser, RowLayoutIsUnchangedOnKnownInputs) {
   const Rows expected = {{{0, 10}, {10, 4}}, {{2, 3}, {5, 1}, {10, 4}}, {{3, 9}, {12, 1}}, {{5, 0}}};
   EXPECT_EQ(RowsOf(lane), expected);
   // The fixtures and a generated many-rank timeline: lane by lane as the old layout put them.
-  for (const std::string& name : {"runtime_small.json", "simulated_small.json", "horovod_rank0.json"}) {
+  for (const char* name : {"runtime_small.json", "simulated_small.json", "horovod_rank0.json"}) {
     LoadResult fixture = LoadTimelines({testing::DataFile(name)});
     for (const Lane& l : fixture.trace.lanes) {
       std::vector<Slice> all;
@@ -410,6 +410,44 @@ TEST(TraceParserErrors, TruncatedFileKeepsCompleteEvents) {
         << r.errors[0].message;
     EXPECT_EQ(r.trace.slice_count, 2u);
   }
+}
+
+// "kept the N complete events" counts what the header's "N events" counts
+// (Trace::events_kept): not metadata records, not skipped or ignored events; 'B' and 'E' are
+// two events, a counter event with two series one.
+TEST(TraceParserErrors, TruncatedFileCountsEventsLikeTheHeader) {
+  const std::string text = R"([{"ph":"M","name":"process_name","pid":0,"args":{"name":"rank 0"}},
+{"ph":"M","name":"thread_name","pid":0,"tid":0,"args":{"name":"main"}},
+{"ph":"B","name":"A","pid":0,"tid":0,"ts":0},
+{"ph":"E","pid":0,"tid":0,"ts":5},
+{"ph":"E","pid":0,"tid":0,"ts":6},
+{"ph":"X","name":"B","pid":0,"tid":0,"ts":"7","dur":1},
+{"ph":"C","name":"mem","pid":0,"ts":1,"args":{"a":1,"b":2}},
+{"ph":"i","name":"I","pid":0,"tid":0,"ts":2},
+{"ph":"X","name":"C","pid":0,"tid":0,"ts":4,"du)";
+  for (size_t chunk : {size_t{16}, size_t{4} << 20}) {
+    LoadResult r = Load("trunc_meta.json", text, chunk);
+    ASSERT_EQ(r.errors.size(), 1u);
+    // B, E, the counter event and the instant; not the 2 metadata records, the E without a
+    // B, nor the X with a string ts.
+    EXPECT_NE(r.errors[0].message.find("; kept the 4 complete events (metadata records and "
+                                       "skipped events not counted)"),
+              std::string::npos)
+        << r.errors[0].message;
+    EXPECT_EQ(r.trace.events_kept, 4u);
+    EXPECT_EQ(r.trace.slice_count, 1u);
+    EXPECT_EQ(r.trace.counter_count, 2u);
+    EXPECT_EQ(r.warnings.size(), 2u);  // the lone E, the string ts
+  }
+  // Several files: each file's message counts its own events; the trace counts them all.
+  const std::string x = R"({"ph":"X","name":"A","pid":0,"tid":0,"ts":0,"dur":1})";
+  const std::string x1 = R"({"ph":"X","name":"C","pid":1,"tid":0,"ts":0,"dur":1})";
+  LoadResult two = LoadTimelines(
+      {WriteTempFile("whole.json", "[" + x + "," + x + "]"), WriteTempFile("cut.json", "[" + x1 + ",{")});
+  ASSERT_EQ(two.errors.size(), 1u);
+  EXPECT_NE(two.errors[0].message.find("kept the 1 complete events"), std::string::npos)
+      << two.errors[0].message;
+  EXPECT_EQ(two.trace.events_kept, 3u);
 }
 
 TEST(TraceParserErrors, TruncatedObjectFormat) {
@@ -535,7 +573,7 @@ TEST(TraceParserHostile, AnEventOverTheSizeLimitStopsTheFile) {
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].message,
             "the event at byte 59 is longer than 1 MiB, the most one event may take; kept the 1 "
-            "events before it");
+            "events before it (metadata records and skipped events not counted)");
   EXPECT_EQ(r.trace.slice_count, 1u);
 }
 
@@ -619,6 +657,80 @@ TEST(TraceParserHostile, HugeSortIndexIsClamped) {
   ASSERT_EQ(r.trace.processes.size(), 2u);
   EXPECT_EQ(r.trace.processes[0].pid, 1);  // sorted first: -2^30
   EXPECT_EQ(r.trace.processes[0].sort_index, -(1 << 30));
+}
+
+// Not JSON, but drawn: invalid UTF-8 and raw control characters in strings (keys, values,
+// args) are replaced by U+FFFD, an event without a pid goes to pid 0, a field given twice
+// keeps its last value; each is counted like a skipped event, with the byte of the first.
+TEST(TraceParserHostile, BadStringsMissingPidsAndRepeatedKeysAreRepairedAndNoted) {
+  const std::string text = Cat(
+      "[", XEvent("ok \\u0001 escaped \\u00e9 and raw \xc3\xa9"), ",\n",  // valid: no note
+      XEvent("bad\xff\xfeutf8"), ",\n", XEvent(std::string("nul\0in", 6)), ",\n",
+      R"({"ph":"X","name":"nopid","tid":0,"ts":0,"dur":1},)", "\n",
+      R"({"ph":"X","name":"twice","pid":0,"tid":0,"ts":0,"dur":1,"dur":50},)", "\n",
+      R"({"ph":"X","name":"args","pid":0,"tid":0,"ts":0,"dur":1,"args":{"k":")", "\xc0\xaf",
+      R"("}},)", "\n", XEvent("over\xed\xa0\x80surrogate"), "]");
+  auto byte_of = [&text](const std::string& name) {
+    return std::to_string(text.rfind('{', text.find("\"" + name)));
+  };
+  for (size_t chunk : {size_t{16}, size_t{4} << 20}) {
+    LoadResult r = Load("repaired.json", text, chunk);
+    EXPECT_TRUE(r.errors.empty()) << r.errors[0].message;
+    EXPECT_EQ(r.trace.events_kept, 7u);
+    EXPECT_EQ(r.trace.slice_count, 7u);
+    std::string all;
+    for (const std::string& w : r.warnings) all += w + "\n";
+    EXPECT_EQ(r.warnings.size(), 4u) << all;
+    const std::string file = testing::TempPath("repaired.json") + ": ";
+    EXPECT_NE(all.find(file + "3 repaired events: invalid UTF-8 in a string (replaced by U+FFFD) "
+                              "(first at byte " + byte_of("bad") + ")"),
+              std::string::npos)
+        << all;
+    EXPECT_NE(all.find(file + "1 repaired events: a raw control character in a string, which "
+                              "JSON allows only escaped (replaced by U+FFFD) (first at byte " +
+                       byte_of("nul") + ")"),
+              std::string::npos)
+        << all;
+    EXPECT_NE(all.find(file + "1 repaired events: no \"pid\" (put in pid 0) (first at byte " +
+                       byte_of("nopid") + ")"),
+              std::string::npos)
+        << all;
+    EXPECT_NE(all.find(file + "1 repaired events: the key \"dur\" twice (the last value is used) "
+                              "(first at byte " + byte_of("twice") + ")"),
+              std::string::npos)
+        << all;
+    std::vector<std::string> names;
+    const Slice* twice = nullptr;
+    for (const Lane& lane : r.trace.lanes) {
+      for (const Row& row : lane.rows) {
+        for (const Slice& slice : row.slices) {
+          names.push_back(NameOf(r.trace, slice));
+          if (names.back() == "twice") twice = &slice;
+        }
+      }
+    }
+    for (const std::string& name : names) EXPECT_TRUE(IsValidUtf8(name)) << name;
+    auto has = [&names](const std::string& name) {
+      return std::find(names.begin(), names.end(), name) != names.end();
+    };
+    EXPECT_TRUE(has("ok \x01 escaped \xc3\xa9 and raw \xc3\xa9"));
+    EXPECT_TRUE(has("bad\xef\xbf\xbd\xef\xbf\xbdutf8"));
+    EXPECT_TRUE(has("nul\xef\xbf\xbdin"));
+    EXPECT_TRUE(has("nopid"));
+    ASSERT_NE(twice, nullptr);
+    EXPECT_EQ(twice->dur, 50);
+  }
+}
+
+TEST(TraceParserHostile, Utf8SequencesAreJudgedStrictly) {
+  EXPECT_TRUE(IsValidUtf8("plain, \xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(IsValidUtf8("\x80"));              // a stray continuation byte
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xe0\x80\xaf"));      // overlong
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // beyond U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));          // cut short
+  EXPECT_EQ(RepairText("a\tb\xe2\x82"), "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd");
 }
 
 TEST(TraceParserHostile, BytesInMemoryParseLikeAFile) {

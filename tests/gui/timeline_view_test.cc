@@ -14,6 +14,7 @@
 #include "test_files.h"
 #include "widgets/compare_view.h"
 #include "widgets/image_export.h"
+#include "widgets/timeline_painter.h"
 #include "widgets/timeline_panel.h"
 
 namespace hvdview {
@@ -236,6 +237,37 @@ TEST(TimelineRendering, KnownSlicesHaveTheirCategoryColour) {
   EXPECT_EQ(image.pixelColor(5, view.sliceRect(cycle).center().y()), QColor(0xEEEEEE));
   EXPECT_EQ(image.pixelColor(view.timeAreaLeft() + 40, 2), QColor(0xF6F6F6));
   EXPECT_EQ(image.pixelColor(int(view.xForTraceTime(19800)), 500), QColor(Qt::white));
+}
+
+// The last ruler label was drawn right of its tick and cut at the right edge ("2.5", "50 u"):
+// near the edge it goes left of its tick, whole (and is left out if it would then overlap).
+TEST(TimelineRendering, LastRulerLabelIsNotCut) {
+  EXPECT_EQ(RulerLabelLeft(100, 40, 1000, -1e9), 103);
+  EXPECT_EQ(RulerLabelLeft(980, 40, 1000, 900), 937);
+  EXPECT_EQ(RulerLabelLeft(980, 40, 1000, 950), std::nullopt);
+  TimelineView view;
+  auto trace = Fixture("runtime_small.json");
+  Prepare(view, trace);
+  const int right = view.timeAreaLeft() + view.timeAreaWidth();  // first column past the area
+  auto dark = [](const QImage& image, int x0, int x1) {
+    for (int x = x0; x < x1; ++x) {
+      for (int y = 0; y < 17; ++y) {
+        if (image.pixelColor(x, y).lightness() < 160) return true;
+      }
+    }
+    return false;
+  };
+  int labels_near_the_edge = 0;
+  // 1 us a pixel, ticks every 100 us: the view slides by 9 px, so ticks pass 0..100 px
+  // before the right edge.
+  for (int shift = 0; shift < 100; shift += 9) {
+    SCOPED_TRACE(shift);
+    view.setViewRange(trace->min_time + shift, trace->min_time + shift + view.timeAreaWidth());
+    const QImage image = view.grab().toImage();
+    EXPECT_FALSE(dark(image, right - 2, right));
+    labels_near_the_edge += dark(image, right - 30, right - 2);
+  }
+  EXPECT_GE(labels_near_the_edge, 3);
 }
 
 TEST(TimelineRendering, SelectionAndHighlightAreDrawn) {
