@@ -83,13 +83,13 @@ EOF
   printf '| hvdbench trace of %s tensors (1 step) | %s | %s s | peak RSS %s MB %s | 0 |\n' "$n" "$rc" "$secs" "$(( kb / 1024 ))" "$(head -1 "$tmp/err_many" | cut -c1-120)"
 done
 
-# Reports whose CSV cannot be written: a directory in the CSV's place. The earlier report
-# must survive and no empty file may be left.
+# Reports whose CSV cannot be written: a directory in the CSV's place. Both tools refuse it
+# before running (exit 2); the earlier report must survive and no empty file may be left.
 mkdir -p "$tmp/rep" "$tmp/rep/r.csv"
 echo '{"earlier": true}' >"$tmp/rep/r.json"
 row "hvdsim --report r.json, r.csv unwritable" 2 "$sim" scenarios/roce25.json --set 'sweep.np=[8]' --set 'workload.models=["resnet101"]' -q --report "$tmp/rep/r.json"
 printf '| ... the earlier r.json | | | %s | kept |\n' "$(cat "$tmp/rep/r.json")"
-row "hvdbench --report r.json, r.csv unwritable" 1 "$bench" --model resnet50 -np 1 --steps 2 --warmup 1 --no-baseline -q --report "$tmp/rep/r.json"
+row "hvdbench --report r.json, r.csv unwritable" 2 "$bench" --model resnet50 -np 1 --steps 2 --warmup 1 --no-baseline -q --report "$tmp/rep/r.json"
 printf '| ... the earlier r.json | | | %s | kept |\n' "$(cat "$tmp/rep/r.json")"
 # A run that fails after it started (a 1 Kbps network: the simulation hits its time limit).
 row "hvdsim run failing after start, --report new.json" 2 "$sim" scenarios/roce25.json -q --set cluster.network.bandwidth=1Kbps --set 'sweep.np=[8]' --set 'workload.models=["resnet101"]' --report "$tmp/rep/new.json"
