@@ -104,3 +104,13 @@ row "hvdrun --frobnicate" 2 "$run" --frobnicate true
 row "hvdrun -np 2 sh -c 'exit 3' (a rank fails)" 3 "$run" -np 2 sh -c 'exit 3'
 row "hvdsim -q on a 1 Kbps network (lines on stderr: see next row)" 2 "$sim" scenarios/roce25.json -q --set cluster.network.bandwidth=1Kbps --set 'sweep.np=[8]' --set 'workload.models=["resnet101"]'
 printf '| ... stderr lines | | | %s | a few |\n' "$(wc -l <"$tmp/err")"
+
+# A fat tree of one server a leaf (SimGrid aborted routing to a leaf switch placed in the leaf).
+row "hvdsim fat_tree, 1 server a leaf" 0 "$sim" scenarios/fattree_2to1.json -q --set 'sweep.np=[8]' --set cluster.network.servers_per_switch=1
+# The report path is the scenario the run reads; a symbolic link is written through.
+cp scenarios/dgx_a100.json "$tmp/sc.json"
+row "hvdsim --report SCENARIO (the input)" 2 "$sim" "$tmp/sc.json" --collective allreduce -b 1M -e 1M --np 16 -q --report "$tmp/sc.json"
+ln -s target.json "$tmp/rep/link.json"
+row "hvdsim --report link.json (a symbolic link)" 0 "$sim" scenarios/dgx_a100.json --collective allreduce -b 1M -e 1M --np 16 -q --report "$tmp/rep/link.json"
+printf '| ... link.json a link, target.json the report | | | %s | link, report |\n' "$([ -L "$tmp/rep/link.json" ] && echo link), $(grep -c '"collective"' "$tmp/rep/target.json" 2>/dev/null || echo none)"
+row "hvdsim NCCL scenario with an oversubscribed fat tree" 2 "$sim" scenarios/dgx_h100.json --set cluster.nodes=2 --collective allreduce --raw-only --set cluster.network.topology=fat_tree --set cluster.network.oversubscription=2
