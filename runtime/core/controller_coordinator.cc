@@ -298,9 +298,10 @@ void Controller::check_stalls(std::vector<Response>* plan) {
     e.names = {name};
     for (int r = 0; r < t_.size(); ++r)
       if (const TensorRequest* o = p.of(r)) e.op = o->op;
+    std::ostringstream limit;
+    limit << cfg_.stall_shutdown_time_s;
     e.error = "Stalled: tensor '" + name + "' was submitted by ranks " + ranks_str(have) +
-              " but not by ranks " + ranks_str(lack) + " within " +
-              std::to_string(cfg_.stall_shutdown_time_s) +
+              " but not by ranks " + ranks_str(lack) + " within " + limit.str() +
               " s (HVD_STALL_SHUTDOWN_TIME_SECONDS); the operation was cancelled";
     e.error_code = static_cast<uint8_t>(StatusCode::kTimeout);
     HVD_LOG(log_, kError, e.error);
