@@ -106,31 +106,35 @@ std::vector<std::string> CheckReport(const Report& report) {
   static const std::string kStep = "a finite number of seconds from 0 to " + Number(kMaxStepSeconds);
   static const std::string kEff = "a fraction from 0 to " + Number(kMaxEfficiency) + " (" +
                                   Number(kMaxEfficiency * 100) + " % of ideal)";
+  // Each figure of a run, its bound and what the message calls it; the seed bands only when
+  // the run has seeds.
+  struct Figure {
+    const char* name;
+    double ReportRun::*value;
+    double high;
+    const std::string* what;
+    bool band;
+  };
+  static const Figure kFigures[] = {
+      {"images_per_sec", &ReportRun::images_per_sec, kMaxImagesPerSec, &kIps, false},
+      {"images_per_sec_ci95", &ReportRun::images_per_sec_ci95, kMaxImagesPerSec, &kIps, false},
+      {"images_per_sec_single", &ReportRun::images_per_sec_single, kMaxImagesPerSec, &kIps, false},
+      {"scaling_efficiency", &ReportRun::scaling_efficiency, kMaxEfficiency, &kEff, false},
+      {"step_time_s", &ReportRun::step_time_s, kMaxStepSeconds, &kStep, false},
+      {"compute_s", &ReportRun::compute_s, kMaxStepSeconds, &kStep, false},
+      {"exposed_comm_s", &ReportRun::exposed_comm_s, kMaxStepSeconds, &kStep, false},
+      {"negotiation_s", &ReportRun::negotiation_s, kMaxStepSeconds, &kStep, false},
+      {"images_per_sec_lo", &ReportRun::images_per_sec_lo, kMaxImagesPerSec, &kIps, true},
+      {"images_per_sec_hi", &ReportRun::images_per_sec_hi, kMaxImagesPerSec, &kIps, true},
+      {"scaling_efficiency_lo", &ReportRun::scaling_efficiency_lo, kMaxEfficiency, &kEff, true},
+      {"scaling_efficiency_hi", &ReportRun::scaling_efficiency_hi, kMaxEfficiency, &kEff, true},
+  };
   for (size_t i = 0; i < report.runs.size(); ++i) {
     const ReportRun& run = report.runs[i];
     const std::string path = "runs[" + std::to_string(i) + "].";
     if (run.np < 1) AddProblem(&problems, &count, path + "np: " + std::to_string(run.np) + ", expected at least 1");
-    CheckRange(&problems, &count, path + "images_per_sec", run.images_per_sec, 0, kMaxImagesPerSec, kIps.c_str());
-    CheckRange(&problems, &count, path + "images_per_sec_ci95", run.images_per_sec_ci95, 0, kMaxImagesPerSec,
-               kIps.c_str());
-    CheckRange(&problems, &count, path + "images_per_sec_single", run.images_per_sec_single, 0, kMaxImagesPerSec,
-               kIps.c_str());
-    CheckRange(&problems, &count, path + "scaling_efficiency", run.scaling_efficiency, 0, kMaxEfficiency,
-               kEff.c_str());
-    CheckRange(&problems, &count, path + "step_time_s", run.step_time_s, 0, kMaxStepSeconds, kStep.c_str());
-    CheckRange(&problems, &count, path + "compute_s", run.compute_s, 0, kMaxStepSeconds, kStep.c_str());
-    CheckRange(&problems, &count, path + "exposed_comm_s", run.exposed_comm_s, 0, kMaxStepSeconds, kStep.c_str());
-    CheckRange(&problems, &count, path + "negotiation_s", run.negotiation_s, 0, kMaxStepSeconds, kStep.c_str());
-    if (run.seeds > 1) {
-      CheckRange(&problems, &count, path + "images_per_sec_lo", run.images_per_sec_lo, 0, kMaxImagesPerSec,
-                 kIps.c_str());
-      CheckRange(&problems, &count, path + "images_per_sec_hi", run.images_per_sec_hi, 0, kMaxImagesPerSec,
-                 kIps.c_str());
-      CheckRange(&problems, &count, path + "scaling_efficiency_lo", run.scaling_efficiency_lo, 0, kMaxEfficiency,
-                 kEff.c_str());
-      CheckRange(&problems, &count, path + "scaling_efficiency_hi", run.scaling_efficiency_hi, 0, kMaxEfficiency,
-                 kEff.c_str());
-    }
+    for (const Figure& f : kFigures)
+      if (!f.band || run.seeds > 1) CheckRange(&problems, &count, path + f.name, run.*f.value, 0, f.high, f.what->c_str());
   }
   for (size_t i = 0; i < report.reference.size(); ++i) {
     const std::string path = "reference[" + std::to_string(i) + "].";
@@ -195,21 +199,12 @@ std::string JsonText(const nlohmann::json& object, const char* key) {
 }
 
 std::optional<CollectiveReport> CollectiveFromJson(const std::string& content, std::string* error) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(content);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    if (what.size() > 200) what = what.substr(0, 200) + "...";
-    *error = "invalid JSON at byte " + std::to_string(e.byte) + ": " + what;
+  const std::optional<nlohmann::json> parsed = hvd::report::parse_json_text(content, error);
+  if (!parsed) {
     ExplainNonJsonNumbers(content, error);
     return std::nullopt;
-  } catch (const nlohmann::json::exception& e) {
-    std::string what = e.what();
-    if (what.size() > 200) what = what.substr(0, 200) + "...";
-    *error = "invalid JSON: " + what;
-    return std::nullopt;
   }
+  const nlohmann::json& json = *parsed;
   if (!json.is_object() || !json.contains("rows") || !json["rows"].is_array()) {
     *error = "not a collective sweep report: expected an object with a \"rows\" array";
     return std::nullopt;

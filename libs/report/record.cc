@@ -203,22 +203,26 @@ Reference reference_from_json(const nlohmann::json& j, const std::string& path) 
   return ref;
 }
 
-std::optional<ReportDocument> document_from_json(const std::string& text, std::string* error, RecordParts parts) {
-  nlohmann::json json;
+std::optional<nlohmann::json> parse_json_text(const std::string& text, std::string* error) {
+  // nlohmann quotes the whole token read so far ("last read: ..."): keep one short line.
+  auto shortened = [](const char* what) {
+    std::string w = what;
+    return w.size() > 200 ? w.substr(0, 200) + "..." : w;
+  };
   try {
-    json = nlohmann::json::parse(text);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann quotes the whole token read so far ("last read: ..."): keep one short line.
-    std::string what = e.what();
-    if (what.size() > 200) what = what.substr(0, 200) + "...";
-    *error = "invalid JSON at byte " + std::to_string(e.byte) + ": " + what;
-    return std::nullopt;
+    *error = "invalid JSON at byte " + std::to_string(e.byte) + ": " + shortened(e.what());
   } catch (const nlohmann::json::exception& e) {  // e.g. a number beyond double (1e400)
-    std::string what = e.what();
-    if (what.size() > 200) what = what.substr(0, 200) + "...";
-    *error = "invalid JSON: " + what;
-    return std::nullopt;
+    *error = "invalid JSON: " + shortened(e.what());
   }
+  return std::nullopt;
+}
+
+std::optional<ReportDocument> document_from_json(const std::string& text, std::string* error, RecordParts parts) {
+  const std::optional<nlohmann::json> parsed = parse_json_text(text, error);
+  if (!parsed) return std::nullopt;
+  const nlohmann::json& json = *parsed;
   if (!json.is_object() || !json.contains("runs") || !json["runs"].is_array()) {
     *error = "not a report: expected an object with a \"runs\" array";
     return std::nullopt;

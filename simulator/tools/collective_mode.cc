@@ -103,6 +103,10 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     std::cerr << "hvdsim: --collective: '" << a.collective << "' is not one of allreduce, allgather, reducescatter, broadcast, alltoall\n";
     return 2;
   }
+  if (a.op_given && !reduces(coll)) {
+    std::cerr << "hvdsim: --op: " << a.collective << " does not reduce\n";
+    return 2;
+  }
   const auto lo = parse_sweep_size(a.min_b), hi = parse_sweep_size(a.max_b);
   const std::string why = !lo          ? "--minbytes: '" + a.min_b + "' is not a size (e.g. 8, 4K, 64MiB, 1G)"
                           : !hi        ? "--maxbytes: '" + a.max_b + "' is not a size (e.g. 8, 4K, 64MiB, 1G)"

@@ -21,6 +21,7 @@ struct CollectiveArgs {
   int gpus_per_thread = 1; ///< nccl-tests -g: GPUs one host thread drives (raw column)
   std::string datatype = "float";  ///< nccl-tests -d: int8, uint8, int32, int64, half, bfloat16, float, double
   std::string op = "sum";          ///< nccl-tests -o: sum, prod, min, max, avg
+  bool op_given = false;           ///< -o on the command line (refused for a collective that does not reduce)
   std::string report_path; ///< JSON report (and CSV beside it); "" for none
 };
 

@@ -349,10 +349,6 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
                 << " clusters or runtimes (what_if entries or sweep axes); a collective sweep runs one: pick it with --set\n";
       return 2;
     }
-    if (app.count("--op") && a.collective != "allreduce" && a.collective != "reducescatter") {
-      std::cerr << "hvdsim: --op: " << a.collective << " does not reduce\n";
-      return 2;
-    }
     hvd::sim::CollectiveArgs c;
     c.collective = a.collective;
     c.min_b = a.min_b;
@@ -365,6 +361,7 @@ int hvdsim_main(int argc, char** argv, hvd::sim::Spread& spread) {
     c.gpus_per_thread = a.gpus_per_thread;
     c.datatype = a.datatype;
     c.op = a.op;
+    c.op_given = app.count("--op") > 0;
     c.report_path = a.report_path;
     return hvd::sim::run_collective(sc, c);
   }

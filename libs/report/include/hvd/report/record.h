@@ -95,6 +95,9 @@ RunRecord run_from_json(const nlohmann::json& j, const std::string& path, Record
 /// Reads one published point (model, np, a finite scaling_efficiency; source optional).
 /// Throws RecordError.
 Reference reference_from_json(const nlohmann::json& j, const std::string& path);
+/// Parses `text` as JSON; on failure nullopt and `error` set to one line ("invalid JSON at
+/// byte 12: ...", or "invalid JSON: ..." for a number beyond double).
+std::optional<nlohmann::json> parse_json_text(const std::string& text, std::string* error);
 /// Parses a whole report document. On failure returns nullopt and sets `error` to one line
 /// ("invalid JSON at byte 12: ...", "not a report: ...", "runs[0].model: missing").
 std::optional<ReportDocument> document_from_json(const std::string& text, std::string* error,
