@@ -67,32 +67,71 @@ if(NOT HVD_WITH_NCCL STREQUAL "OFF")
 endif()
 hvd_resolve_part(NCCL _hvd_nccl_ok "CUDA toolkit with NCCL (and the MPI part) was not found")
 
-# The Python package (hvd, hvd.torch): pybind11 and PyTorch of the interpreter that runs it.
-# Debian's python3-torch and python3-pybind11 belong to the system interpreter, which need
-# not be the first python3 on PATH (pyenv, venvs): use it unless Python_EXECUTABLE is given.
+# The Python package hvd: its extension hvd._core needs the interpreter's headers and
+# pybind11. scripts/setup.sh passes Python_EXECUTABLE (the venv of python/requirements.txt);
+# without it FindPython takes the first python3 on PATH.
 set(_hvd_python_ok FALSE)
 set(_hvd_python_why "")
 if(NOT HVD_WITH_PYTHON STREQUAL "OFF")
-  if(NOT DEFINED Python_EXECUTABLE AND EXISTS /usr/bin/python3)
-    set(Python_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "Python interpreter of the hvd package")
-  endif()
   find_package(Python 3.8 QUIET COMPONENTS Interpreter Development.Module)
   if(NOT Python_FOUND)
     set(_hvd_python_why "no Python 3 interpreter with headers (apt-get install python3-dev)")
   else()
-    execute_process(COMMAND ${Python_EXECUTABLE} -c "import torch, pybind11; print(pybind11.get_cmake_dir())"
+    execute_process(COMMAND ${Python_EXECUTABLE} -c "import pybind11; print(pybind11.get_cmake_dir())"
                     OUTPUT_VARIABLE _hvd_pybind11_dir ERROR_QUIET RESULT_VARIABLE _hvd_py_rc
                     OUTPUT_STRIP_TRAILING_WHITESPACE)
     if(NOT _hvd_py_rc EQUAL 0)
-      set(_hvd_python_why "${Python_EXECUTABLE} cannot import torch and pybind11 (apt-get install python3-torch python3-pybind11 pybind11-dev)")
+      set(_hvd_pybind11_dir "")
+    endif()
+    find_package(pybind11 CONFIG QUIET HINTS ${_hvd_pybind11_dir})
+    if(pybind11_FOUND)
+      set(_hvd_python_ok TRUE)
     else()
-      find_package(pybind11 CONFIG QUIET HINTS ${_hvd_pybind11_dir})
-      if(pybind11_FOUND)
-        set(_hvd_python_ok TRUE)
-      else()
-        set(_hvd_python_why "pybind11's CMake package was not found (apt-get install pybind11-dev)")
-      endif()
+      set(_hvd_python_why "pybind11 was not found for ${Python_EXECUTABLE} (pip install pybind11, or apt-get install pybind11-dev)")
     endif()
   endif()
 endif()
 hvd_resolve_part(PYTHON _hvd_python_ok "${_hvd_python_why}")
+
+# hvd_python_query(<out> <rc> <code>): runs <code> in the target interpreter and returns its
+# stdout. Under `pip install .` pip runs the build with PYTHONPATH pointing at an isolated
+# build environment that hides the target environment's packages; a query that fails there
+# is asked again without it, so that the frameworks installed where hvd goes are found.
+function(hvd_python_query out rc code)
+  execute_process(COMMAND ${Python_EXECUTABLE} -c "${code}" OUTPUT_VARIABLE o ERROR_QUIET
+                  RESULT_VARIABLE r OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT r EQUAL 0 AND DEFINED ENV{PYTHONPATH})
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=PYTHONPATH --unset=PYTHONNOUSERSITE
+                            ${Python_EXECUTABLE} -c "${code}"
+                    OUTPUT_VARIABLE o ERROR_QUIET RESULT_VARIABLE r OUTPUT_STRIP_TRAILING_WHITESPACE)
+  endif()
+  set(${out} "${o}" PARENT_SCOPE)
+  set(${rc} "${r}" PARENT_SCOPE)
+endfunction()
+
+# The framework bindings, built for the frameworks the interpreter can import. As Horovod's
+# HOROVOD_WITH_<FW>=1 / HOROVOD_WITHOUT_<FW>=1 do, the environment can require or refuse one
+# (HVD_WITH_<FW>=ON/OFF in the cache says the same).
+function(hvd_framework_part part module)
+  if(DEFINED ENV{HOROVOD_WITHOUT_${part}} AND "$ENV{HOROVOD_WITHOUT_${part}}" STREQUAL "1")
+    set(HVD_WITH_${part} OFF)
+  elseif(DEFINED ENV{HOROVOD_WITH_${part}} AND "$ENV{HOROVOD_WITH_${part}}" STREQUAL "1")
+    set(HVD_WITH_${part} ON)
+  endif()
+  if(NOT HVD_HAVE_PYTHON)
+    set(HVD_WITH_${part} OFF)
+  endif()
+  set(_fw_ok FALSE)
+  set(version "")
+  if(HVD_HAVE_PYTHON AND NOT HVD_WITH_${part} STREQUAL "OFF")
+    hvd_python_query(version rc "import ${module}; print(${module}.__version__)")
+    if(rc EQUAL 0)
+      set(_fw_ok TRUE)
+    endif()
+  endif()
+  hvd_resolve_part(${part} _fw_ok "${Python_EXECUTABLE} cannot import ${module} (pip install -r python/requirements.txt)")
+  set(HVD_HAVE_${part} ${HVD_HAVE_${part}} PARENT_SCOPE)
+  set(HVD_${part}_VERSION "${version}" PARENT_SCOPE)
+endfunction()
+set(HVD_WITH_PYTORCH AUTO CACHE STRING "Build hvd.torch (ON/OFF/AUTO; env HOROVOD_WITH_PYTORCH / HOROVOD_WITHOUT_PYTORCH)")
+hvd_framework_part(PYTORCH torch)

@@ -2,23 +2,28 @@
 # The first hour of a new user, automated: clone this repository (its committed HEAD) into
 # a temporary directory, run the README's two commands there, and check the parts.
 #
-#   scripts/fresh_check.sh [--keep] [--branch B]
+#   scripts/fresh_check.sh [--keep] [--branch B] [--fresh-venv]
 #
 # 1. ./scripts/run.sh  (set up, build, hvdsim scenarios/roce25.json): must exit 0 and print
 #    the scaling table;
 # 2. ./scripts/test.sh (set up, build, the whole suite): must exit 0; it checks the parts
 #    (hvdsim, hvdbench, hvdrun, hvdview, the python module), the test labels and that only GPU tests skipped.
 # Prints a summary. The clone has no ../shared beside it, as a new user's has none.
+# --fresh-venv: the Python environment (torch, tensorflow; scripts/setup.sh) is made anew in
+# the temporary directory instead of reusing $HVD_VENV, as on a new machine (pip's download
+# cache still serves the wheels it holds).
 # Exit 0 when everything held, 1 otherwise. --keep leaves the clone for inspection.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 keep=0
 branch=""
+fresh_venv=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep) keep=1 ;;
     --branch) branch="$2"; shift ;;
-    *) echo "fresh_check: unknown argument '$1' (use --keep, --branch B)" >&2; exit 2 ;;
+    --fresh-venv) fresh_venv=1 ;;
+    *) echo "fresh_check: unknown argument '$1' (use --keep, --branch B, --fresh-venv)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -26,6 +31,7 @@ tmp=$(mktemp -d /tmp/hvdsim-fresh.XXXXXX)
 [ "$keep" -eq 1 ] || trap 'rm -rf "$tmp"' EXIT
 git clone -q ${branch:+--branch "$branch"} "$src" "$tmp/hvdsim"
 cd "$tmp/hvdsim"
+[ "$fresh_venv" -eq 1 ] && export HVD_VENV="$tmp/venv"
 echo "fresh_check: clone of $(git rev-parse --short HEAD) in $tmp/hvdsim"
 
 status=0
