@@ -115,6 +115,14 @@ PYBIND11_MODULE(_core, m) {
       .def("output_bytes", [](hvd::OpHandle& h) { return h.output_bytes(); })
       .def("received_splits", [](hvd::OpHandle& h) { return h.received_splits(); })
       .def("last_joined_rank", [](hvd::OpHandle& h) { return h.last_joined_rank(); })
+      // The message of a call refused as it was made (InvalidArgument before any cycle: a
+      // name already pending, bad splits, ...), else None.
+      .def("refused", [](hvd::OpHandle& h) -> py::object {
+        if (h.cycle() >= 0 || !h.poll()) return py::none();
+        const hvd::Status s = h.wait();
+        if (s.code() != hvd::StatusCode::kInvalidArgument) return py::none();
+        return py::str(s.to_string());
+      })
       .def("copy_output", [](hvd::OpHandle& h, uintptr_t dst, size_t bytes) {
         if (bytes != h.output_bytes())
           throw py::value_error("hvd: output is " + std::to_string(h.output_bytes()) + " bytes, not " +

@@ -79,15 +79,16 @@ std::vector<Handle> grouped_async(RuntimeImpl& impl, OpType op, const std::vecto
     return hs;
   }
   const int gid = impl.next_group_id();
+  std::vector<OpRequest> reqs;
   for (size_t i = 0; i < names.size(); ++i) {
     OpRequest q = request(op, names[i], ins[i], process_set);
     if (outs) q.output = (*outs)[i];
     q.reduce_op = reduce_op;
     q.group_id = gid;
     q.group_size = static_cast<int>(names.size());
-    hs.push_back(impl.enqueue(std::move(q)));
+    reqs.push_back(std::move(q));
   }
-  return hs;
+  return impl.enqueue_group(std::move(reqs));
 }
 
 // Waits for every handle; the first failure is the result.

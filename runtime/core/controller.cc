@@ -111,8 +111,19 @@ StatusOr<bool> Controller::cache_round(bool want_shutdown, double now, Negotiati
   const bool inspect = t_.rank() == 0 && (stall_inspection_due() || announce_.has_value());
   and_bits[0] = (uncached_.empty() && !inspect ? kNothingUncached : 0) |
                 (want_shutdown ? 0 : kNoShutdown);
-  // A rank that joined in an earlier cycle agrees to everything others are ready for.
-  if (joined_here_ && joined_before_) std::fill(and_bits.begin() + 1, and_bits.end(), ~uint64_t{0});
+  // A rank that joined in an earlier cycle agrees to every cached allreduce others are
+  // ready for (it adds the identity). Any other cached collective cannot complete with a
+  // joined rank: it marks those entries invalid, so every rank drops them and a pending
+  // one goes to the full round, where it fails as the coordinator fails it (as Horovod).
+  if (joined_here_ && joined_before_) {
+    std::fill(and_bits.begin() + 1, and_bits.end(), ~uint64_t{0});
+    const int bits = std::min(cache_capacity(), static_cast<int>(words * 64));
+    for (int bit = 0; bit < bits; ++bit)
+      if (cache_.occupied(bit) && cache_.at(bit).op != OpType::kAllreduce) {
+        and_bits[1 + static_cast<size_t>(bit) / 64] &= ~(uint64_t{1} << (bit % 64));
+        set_bit(or_bits, 1, bit);
+      }
+  }
   for (const auto& [bit, pending] : cached_pending_) {
     set_bit(and_bits, 1, bit);
     if (!cfg_.stall_check_disable && now - pending.since > inspect_after())

@@ -220,10 +220,13 @@ Response Controller::build_response(const std::string& name, Pending& p) {
   r.names = {name};
   r.joined.assign(joined_.begin(), joined_.end());
   r.error = p.variants.size() > 1 ? mismatch_error(reqs, t_.size()) : std::string();
-  if (r.error.empty() && !r.joined.empty() && a.op != OpType::kAllreduce &&
-      a.op != OpType::kAllgather) {
+  // As in Horovod, only an allreduce completes while ranks have joined (they contribute
+  // the identity); any other collective fails on the ranks that submitted it, which then
+  // go on to join (an allgather answered without the joined ranks' rows would differ from
+  // what the same call gives without join).
+  if (r.error.empty() && !r.joined.empty() && a.op != OpType::kAllreduce) {
     r.error = std::string(optype_name(a.op)) + " of tensor '" + name +
-              "' is not supported while ranks have joined (only allreduce and allgather are)";
+              "' is not supported while ranks have joined (only allreduce is, as in Horovod)";
   }
   if (!r.error.empty()) {
     r.error_code = static_cast<uint8_t>(StatusCode::kMismatch);

@@ -2,6 +2,7 @@
 // validates the request (shapes, scale factors, roots, splits, process set membership,
 // duplicate pending names), creates the handle and appends the request to the process
 // set's incoming list for the next cycle. Errors found here fail only that call.
+#include <cctype>
 #include <cmath>
 #include <mutex>
 #include <set>
@@ -114,6 +115,46 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
   lk.unlock();
   scheduler_->enqueued(caller_runs);
   return h;
+}
+
+// A group goes in whole or not at all: a member refused here while the others were queued
+// would leave them waiting for a partner that never comes, on every rank (a hang). So every
+// member is checked first (validate, names unique in the group and not already pending,
+// the set this rank's); one refusal refuses them all, each handle saying why.
+std::vector<Handle> RuntimeImpl::enqueue_group(std::vector<OpRequest> reqs) {
+  std::vector<Handle> hs;
+  auto refuse = [&](size_t bad, const Status& s) {
+    std::string opn = reqs.empty() ? "" : std::string(optype_name(reqs[0].op));
+    for (char& ch : opn) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    for (size_t i = 0; i < reqs.size(); ++i)
+      hs.push_back(finished_handle(
+          i == bad ? s : Status(s.code(), "grouped " + opn + ": another tensor of the group ('" + reqs[bad].name +
+                                              "') was refused: " + s.message())));
+    return hs;
+  };
+  if (!running_) return refuse(0, Status::Precondition("hvd runtime is not running (call init/start first)"));
+  std::set<std::string> names;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    Status s = validate(reqs[i]);
+    if (!s.ok()) return refuse(i, s);
+    if (!names.insert(reqs[i].name).second)
+      return refuse(i, Status::InvalidArgument("a tensor named '" + reqs[i].name +
+                                               "' is twice in one group; names must be unique"));
+  }
+  {
+    std::unique_lock<Mutex> lk(*queue_mu_);
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      ProcessSet* found = sets_->find_locked(reqs[i].process_set);
+      if (found && found->table.count(reqs[i].name))
+        return refuse(i, Status::InvalidArgument("a tensor named '" + reqs[i].name +
+                                                 "' is already pending on this rank; names must be unique "
+                                                 "until the operation completes"));
+    }
+  }
+  // (enqueue refuses what the checks above cannot see coming: a stopped runtime, a set this
+  // rank is not in; every member alike.)
+  for (OpRequest& q : reqs) hs.push_back(enqueue(std::move(q)));
+  return hs;
 }
 
 Status RuntimeImpl::add_process_set(const std::vector<int>& ranks, int* id) {

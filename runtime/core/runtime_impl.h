@@ -36,6 +36,8 @@ class RuntimeImpl {
   Status shutdown();
   bool running() const { return running_; }
   Handle enqueue(OpRequest req);
+  /// A group's requests, all queued or all refused (enqueue.cc).
+  std::vector<Handle> enqueue_group(std::vector<OpRequest> reqs);
   Status add_process_set(const std::vector<int>& ranks, int* id);
   Status remove_process_set(int id);
   Status start_timeline(const std::string& path, bool mark_cycles);

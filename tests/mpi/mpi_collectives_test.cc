@@ -1,5 +1,7 @@
 // Every collective under mpirun (run with -np 2, 3 and 4) through the hvd:: facade.
 #include <gtest/gtest.h>
+#include <limits>
+#include <cmath>
 
 #include <algorithm>
 #include <cstdlib>
@@ -111,6 +113,24 @@ TEST(Mpi, MismatchedShapesFailOnEveryRank) {
   Status s = allreduce("mpi.mismatch", t, t);
   EXPECT_EQ(s.code(), StatusCode::kMismatch);
   EXPECT_NE(s.message().find("Mismatched allreduce tensor shapes"), std::string::npos) << s.message();
+}
+
+// Min / Max of floats propagate a NaN from any rank (MPI_MIN / MPI_MAX would keep or drop
+// it by operand order: the native path declines them, as it does under
+// HVD_ALLREDUCE_ALGORITHM=native).
+TEST(Mpi, MinMaxPropagateNaN) {
+  for (ReduceOp op : {ReduceOp::kMin, ReduceOp::kMax}) {
+    std::vector<double> v(9);
+    for (int i = 0; i < 9; ++i) v[static_cast<size_t>(i)] = i + rank();
+    if (rank() == size() - 1) v[3] = std::numeric_limits<double>::quiet_NaN();
+    if (rank() == 0) v[7] = std::numeric_limits<double>::quiet_NaN();
+    Tensor t{v.data(), DataType::kFloat64, {9}};
+    ASSERT_TRUE(allreduce(op == ReduceOp::kMin ? "mpi.nan.min" : "mpi.nan.max", t, t, op).ok());
+    for (int i = 0; i < 9; ++i) {
+      if (i == 3 || i == 7) EXPECT_TRUE(std::isnan(v[static_cast<size_t>(i)])) << i;
+      else EXPECT_EQ(v[static_cast<size_t>(i)], op == ReduceOp::kMin ? i : i + size() - 1) << i;
+    }
+  }
 }
 
 TEST(Mpi, JoinWithUnevenSteps) {

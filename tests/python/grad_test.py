@@ -5,7 +5,7 @@ Each rank's loss is sum(collective(x_r) * w_r); every rank builds every rank's x
 itself, so it knows the gradient Horovod's backward defines: allreduce -> the allreduce of
 the w's (same op and scales), allgather -> the Average of the w's, this rank's rows,
 broadcast -> the Average of the w's on the root and zeros elsewhere, alltoall -> the w
-rows sent back, reducescatter -> the w's concatenated (1/size for Average, times the
+rows sent back, reducescatter -> the w's concatenated (times the size for Sum, times the
 scales). SyncBatchNorm with uneven per-rank batches equals torch's BatchNorm on the
 concatenated batch: outputs, input gradients, weight/bias gradients (summed over the
 ranks) and running statistics, over two training steps and in eval mode."""
@@ -110,14 +110,16 @@ def reducescatter_grads(c, r, p):
     full = torch.cat(ws)
     g, y = grad_of(lambda x: hvd.reducescatter(x, op=hvd.Sum), xs[r], ws[r])
     c.close(y.detach(), torch.stack(xs).sum(0)[2 * r:2 * r + 2], "reducescatter Sum forward")
-    c.close(g, full, "reducescatter Sum gradient: the w's concatenated")
+    # Horovod's HorovodReducescatter.backward: the gradient times the size for Sum (and the
+    # scale factors), not divided for Average, then allgathered.
+    c.close(g, full * p, "reducescatter Sum gradient: the w's concatenated, times the size")
     g, _ = grad_of(lambda x: hvd.reducescatter(x, op=hvd.Average, prescale_factor=2.0, postscale_factor=0.5),
                    xs[r], ws[r])
-    c.close(g, full / p, "reducescatter Average (scales 2 and 0.5) gradient: concatenated / size")
+    c.close(g, full, "reducescatter Average (scales 2 and 0.5) gradient: the w's concatenated")
     x1 = xs[r].clone().requires_grad_()
     (y1,) = hvd.grouped_reducescatter([x1], op=hvd.Sum)
     (y1 * ws[r]).sum().backward()
-    c.close(x1.grad, full, "grouped_reducescatter gradient")
+    c.close(x1.grad, full * p, "grouped_reducescatter gradient")
     c.raises(lambda: hvd.reducescatter(xs[r].clone().requires_grad_(), op=hvd.Max), ValueError,
              "gradients need op Sum or Average", "reducescatter Max with grad")
 

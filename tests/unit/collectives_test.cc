@@ -2,6 +2,9 @@
 // in-process backend, for several world sizes.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include <atomic>
 #include <cstring>
 #include <numeric>
@@ -165,6 +168,117 @@ TEST_P(WorldSize, BarrierAndProcessSets) {
       Status a2a = rt.alltoall_async("a2a_gone", t, {}, gone)->wait();
       EXPECT_EQ(a2a.code(), StatusCode::kInvalidArgument);
       EXPECT_EQ(a2a.message(), "process set " + std::to_string(gone) + " does not exist");
+    }
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
+// As in Horovod, only an allreduce completes while a rank has joined: an allgather or a
+// broadcast (also one the response cache holds) fails on the ranks that submitted it (they
+// then join), and join returns the same last rank everywhere.
+TEST_P(WorldSize, JoinedRankLetsOnlyAllreduceComplete) {
+  const int size = GetParam();
+  if (size < 2) GTEST_SKIP() << "needs a rank to join while others submit";
+  Status s = run_local(size, test::fast_config(), [&](Runtime& rt) {
+    int last = -1;
+    std::vector<float> v(6, 1.0f);
+    Tensor t{v.data(), DataType::kFloat32, {3, 2}};
+    // A broadcast every rank runs first is in the response cache when it comes again: a
+    // cached collective must not slip past the joined rank (it used to hang).
+    ASSERT_TRUE(rt.broadcast("joined.bcast", t, 1).ok());
+    if (rt.rank() == 0) {
+      ASSERT_TRUE(rt.join(&last).ok());
+    } else {
+      Status g = rt.allgather_async("joined.gather", t)->wait();
+      EXPECT_EQ(g.code(), StatusCode::kMismatch) << g.to_string();
+      EXPECT_NE(g.message().find("while ranks have joined"), std::string::npos) << g.message();
+      Status b = rt.broadcast("joined.bcast", t, 1);
+      EXPECT_NE(b.message().find("while ranks have joined"), std::string::npos) << b.to_string();
+      ASSERT_TRUE(rt.allreduce("joined.sum", t, t, ReduceOp::kSum).ok());
+      EXPECT_FLOAT_EQ(v[0], static_cast<float>(size - 1));  // the joined rank adds zeros
+      ASSERT_TRUE(rt.join(&last).ok());
+    }
+    EXPECT_NE(last, 0);
+    // Everyone is back: an allgather works again.
+    std::vector<float> w(2, static_cast<float>(rt.rank()));
+    Tensor tw{w.data(), DataType::kFloat32, {1, 2}};
+    Handle h = rt.allgather_async("after.join", tw);
+    ASSERT_TRUE(h->wait().ok());
+    EXPECT_EQ(h->output_shape(), (std::vector<int64_t>{size, 2}));
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
+// A group goes in whole or not at all: a member the runtime refuses (a scalar
+// reducescatter, a name already pending) refuses every member, on every rank, and nothing
+// is left waiting; the next group runs.
+TEST_P(WorldSize, GroupWithARefusedMemberIsRefusedWhole) {
+  const int size = GetParam();
+  Status s = run_local(size, test::fast_config(), [&](Runtime& rt) {
+    std::vector<float> a(3 * size, 1.0f), scalar(1, 2.0f);
+    Tensor ta{a.data(), DataType::kFloat32, {3 * size}}, ts{scalar.data(), DataType::kFloat32, {}};
+    std::vector<Handle> hs = rt.grouped_reducescatter_async({"g.a", "g.scalar"}, {ta, ts}, ReduceOp::kSum);
+    ASSERT_EQ(hs.size(), 2u);
+    for (auto& h : hs) {
+      ASSERT_TRUE(h->poll()) << "a refused member is finished at once";
+      Status st = h->wait();
+      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(st.message().find("at least one dimension"), std::string::npos) << st.message();
+    }
+    EXPECT_NE(hs[0]->wait().message().find("another tensor of the group ('g.scalar') was refused"), std::string::npos);
+    std::vector<Handle> ok = rt.grouped_reducescatter_async({"g.b", "g.c"}, {ta, ta}, ReduceOp::kSum);
+    for (auto& h : ok) ASSERT_TRUE(h->wait().ok());
+    if (size < 2) return;  // alone, the pending op below would complete at once
+    // A member whose name is already pending: the group is refused, the pending op is not.
+    std::vector<float> b(4, 1.0f);
+    Tensor tb{b.data(), DataType::kFloat32, {4}};
+    Handle pending = rt.allreduce_async("g.pending." + std::to_string(rt.rank()), tb, tb, ReduceOp::kSum);
+    std::vector<Handle> dup = rt.grouped_allreduce_async({"g.fresh", "g.pending." + std::to_string(rt.rank())},
+                                                         {tb, tb}, {tb, tb}, ReduceOp::kSum);
+    for (auto& h : dup) EXPECT_EQ(h->wait().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(dup[1]->wait().message().find("already pending"), std::string::npos) << dup[1]->wait().message();
+    // Everyone submits everyone's pending name: they complete.
+    std::vector<std::vector<float>> others(static_cast<size_t>(size), std::vector<float>(4, 1.0f));
+    std::vector<Handle> rest;
+    for (int q = 0; q < size; ++q) {
+      if (q == rt.rank()) continue;
+      Tensor tq{others[static_cast<size_t>(q)].data(), DataType::kFloat32, {4}};
+      rest.push_back(rt.allreduce_async("g.pending." + std::to_string(q), tq, tq, ReduceOp::kSum));
+    }
+    ASSERT_TRUE(pending->wait().ok());
+    for (auto& h : rest) ASSERT_TRUE(h->wait().ok());
+    EXPECT_FLOAT_EQ(b[0], static_cast<float>(size));
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
+// Min and Max propagate a NaN from any rank (torch.minimum / torch.maximum do), whichever
+// operand of the kernel it lands in: ranks 0 and size-1 hold NaNs at different places.
+TEST_P(WorldSize, MinMaxPropagateNaN) {
+  const int size = GetParam();
+  Status s = run_local(size, test::fast_config(), [&](Runtime& rt) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (DataType dt : {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16}) {
+      for (ReduceOp op : {ReduceOp::kMin, ReduceOp::kMax}) {
+        const int64_t n = 37;  // vector loops and their tails
+        std::vector<uint8_t> buf(static_cast<size_t>(n) * dtype_size(dt));
+        for (int64_t i = 0; i < n; ++i) {
+          double v = static_cast<double>(i + rt.rank());
+          if ((rt.rank() == 0 && i == 2) || (rt.rank() == size - 1 && (i == 5 || i == 33))) v = nan;
+          test::store(buf, i, dt, v);
+        }
+        Tensor t{buf.data(), dt, {n}};
+        const std::string name = "nan." + std::string(dtype_name(dt)) + (op == ReduceOp::kMin ? ".min" : ".max");
+        ASSERT_TRUE(rt.allreduce(name, t, t, op).ok());
+        for (int64_t i = 0; i < n; ++i) {
+          const double got = test::load(buf.data(), i, dt);
+          if (i == 2 || i == 5 || i == 33) {
+            EXPECT_TRUE(std::isnan(got)) << name << " [" << i << "] = " << got;
+          } else {
+            EXPECT_EQ(got, static_cast<double>(op == ReduceOp::kMin ? i : i + size - 1)) << name << " [" << i << "]";
+          }
+        }
+      }
     }
   });
   ASSERT_TRUE(s.ok()) << s.to_string();

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -155,6 +156,50 @@ TEST(ReduceKernels, WideLoopsMatchTheScalarDefinition) {
   check_kernels<int64_t>(DataType::kInt64);
   check_kernels<int8_t>(DataType::kInt8);
   check_kernels<uint8_t>(DataType::kUInt8);
+}
+
+// Min and Max give a NaN wherever either operand holds one (torch.minimum / maximum), in
+// every float type, in place and into a third buffer, in the vector loops and their tails.
+TEST(ReduceKernels, MinMaxPropagateANaNFromEitherOperand) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t n = 19;
+  for (DataType dt : {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16}) {
+    const size_t es = dtype_size(dt);
+    auto put = [&](std::vector<uint8_t>& b, int64_t i, float v) {
+      uint8_t* p = b.data() + i * static_cast<int64_t>(es);
+      if (dt == DataType::kFloat32) std::memcpy(p, &v, 4);
+      else if (dt == DataType::kFloat64) { double d = v; std::memcpy(p, &d, 8); }
+      else { uint16_t h = dt == DataType::kFloat16 ? float_to_half(v) : float_to_bf16(v); std::memcpy(p, &h, 2); }
+    };
+    auto get = [&](const std::vector<uint8_t>& b, int64_t i) {
+      const uint8_t* p = b.data() + i * static_cast<int64_t>(es);
+      if (dt == DataType::kFloat32) { float f; std::memcpy(&f, p, 4); return static_cast<double>(f); }
+      if (dt == DataType::kFloat64) { double d; std::memcpy(&d, p, 8); return d; }
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return static_cast<double>(dt == DataType::kFloat16 ? half_to_float(h) : bf16_to_float(h));
+    };
+    for (ReduceOp op : {ReduceOp::kMin, ReduceOp::kMax}) {
+      for (bool in_place : {true, false}) {
+        std::vector<uint8_t> a(n * es), b(n * es), d(n * es);
+        for (int64_t i = 0; i < n; ++i) {
+          put(a, i, i == 1 || i == 17 ? nan : static_cast<float>(i));
+          put(b, i, i == 4 || i == 18 ? nan : static_cast<float>(i + 1));
+        }
+        if (in_place) {
+          reduce_host(a.data(), b.data(), n, dt, op);
+          d = a;
+        } else {
+          reduce_host_into(d.data(), a.data(), b.data(), n, dt, op);
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          const bool want_nan = i == 1 || i == 17 || i == 4 || i == 18;
+          if (want_nan) EXPECT_TRUE(std::isnan(get(d, i))) << dtype_name(dt) << " [" << i << "]";
+          else EXPECT_EQ(get(d, i), static_cast<double>(op == ReduceOp::kMin ? i : i + 1)) << dtype_name(dt) << " [" << i << "]";
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ Tensors are CPU tensors; the runtime reads and writes their storage directly whe
 dtype is one it has (uint8, int8, int32, int64, float16, bfloat16, float32, float64).
 bool, int16 and complex tensors are converted on the way (see docs/python.md).
 """
-from hvd import HvdError, HorovodInternalError  # noqa: F401
+from hvd import HvdError, HorovodInternalError, HvdInvalidArgument  # noqa: F401
 from hvd.torch.compression import Compression  # noqa: F401
 from hvd.torch.mpi_ops import (  # noqa: F401
     Average, Sum, Min, Max, Product, Adasum,

@@ -41,10 +41,10 @@ def _object_name(kind, name, process_set):
 
 
 def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set):
-    """Pickles ``obj`` on root and returns the root's object on every rank (the other ranks'
-    ``obj`` is ignored: ``broadcast_object(x if hvd.rank() == 0 else None, 0)`` works)."""
+    """Pickles ``obj`` on root (a global rank, a member of ``process_set``) and returns the
+    root's object on every rank of the set (the other ranks' ``obj`` is ignored: ``broadcast_object(x if hvd.rank() == 0 else None, 0)`` works)."""
     name = _object_name("broadcast_object", name, process_set)
-    if mpi_ops.rank() == root_rank if process_set.ranks is None else process_set.rank() == root_rank:
+    if mpi_ops.rank() == root_rank:  # root_rank is a global rank, as in Horovod
         buf = io.BytesIO()
         pickle.dump(obj, buf)
         payload = torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)

@@ -10,7 +10,8 @@ defines it:
   allgather       allreduce (Average) of the gradient, then this rank's rows
   broadcast       allreduce (Average) of the gradient on the root, zeros elsewhere
   alltoall        alltoall of the gradient, sent back with the splits received
-  reducescatter   allgather of the gradient, times 1/size for Average and the scale factors
+  reducescatter   allgather of the gradient times the scale factors, and times the set's
+                  size for Sum (Horovod's HorovodReducescatter.backward)
 
 Every rank must run backward through the same collectives in the same order (the
 gradients travel under automatic names, like any unnamed tensor). The in-place and
@@ -158,7 +159,7 @@ class _Broadcast(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         reduced = allreduce(grad, op=Average, process_set=ctx.process_set)
-        if ctx.process_set.rank() != ctx.root_rank:
+        if mpi_ops.rank() != ctx.root_rank:  # root_rank is a global rank, as in Horovod
             reduced = torch.zeros_like(reduced)
         return reduced, None, None, None
 
@@ -202,10 +203,13 @@ def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
 # reducescatter
 
 
-def _scatter_adjoint(grad, op, pre, post, process_set):
-    full = allgather(grad, process_set=process_set)
-    factor = pre * post / (process_set.size() if op == Average else 1)
-    return full * factor if factor != 1.0 else full
+def _scatter_adjoint(grads, op, pre, post, process_set):
+    """Horovod's reducescatter backward: each gradient times the set's size for Sum (not
+    for Average) and the scale factors, then allgathered (one grouped allgather for a
+    group)."""
+    factor = pre * post * (process_set.size() if op == Sum else 1)
+    grads = [g * factor if factor != 1.0 else g for g in grads]
+    return grouped_allgather(grads, process_set=process_set)
 
 
 class _Reducescatter(torch.autograd.Function):
@@ -219,11 +223,11 @@ class _Reducescatter(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         op, pre, post, ps = ctx.args
-        return _scatter_adjoint(grad, op, pre, post, ps), None, None, None, None, None
+        return _scatter_adjoint([grad], op, pre, post, ps)[0], None, None, None, None, None
 
 
 def _check_scatter_op(op, fn):
-    op = mpi_ops._op(None, op, fn)
+    op = mpi_ops._scatter_op(op, fn)
     if op not in (Sum, Average):
         raise ValueError(f"hvd.{fn}: gradients need op Sum or Average, not {mpi_ops._OP_NAMES[op]}")
     return op
@@ -256,7 +260,7 @@ class _GroupedReducescatter(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grads):
         op, pre, post, ps = ctx.args
-        return (None, None, None, None, None, *[_scatter_adjoint(g, op, pre, post, ps) for g in grads])
+        return (None, None, None, None, None, *_scatter_adjoint(list(grads), op, pre, post, ps))
 
 
 def grouped_reducescatter(tensors, name=None, compression=None, op=None,

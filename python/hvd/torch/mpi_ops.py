@@ -11,10 +11,11 @@ import atexit
 import os
 import sys
 import itertools
+import operator
 
 import torch
 
-from hvd import HvdError, _core
+from hvd import HvdError, HvdInvalidArgument, _core
 
 # Reduction ops, numbered as the runtime's ReduceOp.
 Average, Sum, Min, Max, Product = 0, 1, 2, 3, 4
@@ -211,6 +212,13 @@ _noname = {}  # process set id -> counter: unnamed tensors match among the set's
 
 
 def _register(core_handles, finish):
+    """A handle for ``core_handles``; a call the runtime refused as it was made (a name
+    already pending, bad splits, a bad root, ...) raises HvdInvalidArgument here, as
+    Horovod raises ValueError from the call itself."""
+    for h in core_handles:
+        msg = h.refused()
+        if msg is not None:
+            raise HvdInvalidArgument(msg)
     hid = next(_handle_ids)
     _handles[hid] = (core_handles, finish)
     return hid
@@ -503,10 +511,23 @@ def grouped_allgather(tensors, name=None, process_set=global_process_set):
     return synchronize(grouped_allgather_async(tensors, name, process_set))
 
 
+def _set_root(root_rank, process_set, fn):
+    """The set's rank of ``root_rank``: roots are global ranks, as in Horovod (a member of
+    the set); the runtime takes the rank within the set."""
+    root = int(root_rank)
+    if process_set is None or process_set.ranks is None:
+        return root
+    if root not in process_set.ranks:
+        raise HvdInvalidArgument(f"hvd.{fn}: root rank {root} is not a member of {process_set!r} "
+                                 "(root_rank is a global rank)")
+    return process_set.ranks.index(root)
+
+
 def broadcast_async_(tensor, root_rank, name=None, process_set=global_process_set):
-    """In-place broadcast from ``root_rank`` (a rank of the process set)."""
+    """In-place broadcast from ``root_rank`` (a global rank, a member of the process set)."""
     w = _Wire(tensor, None, "broadcast_async_")
-    h = _core.broadcast_async(_name("broadcast", name, process_set), w.ptr(), w.dtype, w.shape, int(root_rank),
+    root = _set_root(root_rank, process_set, "broadcast_async_")
+    h = _core.broadcast_async(_name("broadcast", name, process_set), w.ptr(), w.dtype, w.shape, root,
                               _set_id(process_set))
 
     def finish():
@@ -531,7 +552,7 @@ def broadcast_(tensor, root_rank, name=None, process_set=global_process_set):
 def alltoall_async(tensor, splits=None, name=None, process_set=global_process_set):
     """Sends ``splits[r]`` first-dim rows to rank r (even split when None)."""
     w = _Wire(tensor, None, "alltoall_async")
-    split_list = [] if splits is None else [int(s) for s in (splits.tolist() if isinstance(splits, torch.Tensor) else splits)]
+    split_list = _split_list(splits)
     h = _core.alltoall_async(_name("alltoall", name, process_set), w.ptr(), w.dtype, w.shape, split_list,
                              _set_id(process_set))
 
@@ -541,6 +562,26 @@ def alltoall_async(tensor, splits=None, name=None, process_set=global_process_se
             return out
         return out, torch.tensor(h.received_splits(), dtype=torch.int32)
     return _register([h], finish)
+
+
+def _split_list(splits):
+    """``splits`` as a list of ints: None (even split), a sequence of ints or an int32
+    tensor, as Horovod takes it (another tensor dtype is refused with ValueError). Its length
+    and sum are checked by the runtime (HvdInvalidArgument, a ValueError)."""
+    if splits is None:
+        return []
+    if isinstance(splits, torch.Tensor):
+        if splits.dtype != torch.int32:
+            raise HvdInvalidArgument(f"hvd.alltoall: splits must be an int32 tensor, got {splits.dtype}")
+        if splits.dim() != 1:
+            raise HvdInvalidArgument(f"hvd.alltoall: splits must be one-dimensional, got shape {tuple(splits.shape)}")
+        return [int(v) for v in splits.tolist()]
+    out = []
+    for v in splits:
+        if isinstance(v, (bool, float)) or not hasattr(v, "__index__"):
+            raise HvdInvalidArgument(f"hvd.alltoall: splits must hold integers, got {v!r}")
+        out.append(operator.index(v))
+    return out
 
 
 def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
@@ -561,12 +602,19 @@ def _scatter_wire(tensor, op, pre, post, process_set, fn, dtypes=None):
     return w, post
 
 
+def _scatter_op(op, fn):
+    """The op of a reducescatter: Adasum is refused (HvdInvalidArgument: a RuntimeError, as
+    Horovod's refusal is, and a ValueError)."""
+    op = _op(None, op, fn)
+    if op == Adasum:
+        raise HvdInvalidArgument(f"hvd.{fn}: Adasum is an allreduce only (reducescatter does not support it)")
+    return op
+
+
 def reducescatter_async(tensor, name=None, op=None, process_set=global_process_set,
                         prescale_factor=1.0, postscale_factor=1.0):
     """Reduces across ranks and gives each rank its slice of dim 0 (default op Average)."""
-    op = _op(None, op, "reducescatter_async")
-    if op == Adasum:
-        raise ValueError("hvd.reducescatter_async: Adasum is an allreduce only")
+    op = _scatter_op(op, "reducescatter_async")
     w, postscale_factor = _scatter_wire(tensor, op, prescale_factor, postscale_factor, process_set,
                                         "reducescatter_async")
     h = _core.reducescatter_async(_name("reducescatter", name, process_set), w.ptr(), w.dtype, w.shape, w.op,
@@ -589,9 +637,7 @@ def reducescatter(tensor, name=None, compression=None, op=None, process_set=glob
 
 def grouped_reducescatter_async(tensors, name=None, op=None, process_set=global_process_set,
                                 prescale_factor=1.0, postscale_factor=1.0):
-    op = _op(None, op, "grouped_reducescatter_async")
-    if op == Adasum:
-        raise ValueError("hvd.grouped_reducescatter_async: Adasum is an allreduce only")
+    op = _scatter_op(op, "grouped_reducescatter_async")
     dtypes = [t.dtype for t in tensors]
     pairs = [_scatter_wire(t, op, prescale_factor, postscale_factor, process_set,
                            "grouped_reducescatter_async", dtypes) for t in tensors]

@@ -5,6 +5,8 @@ parameter) from a hook that fires as soon as backward has accumulated it, so com
 overlaps the rest of backward; step() waits for them all and then runs the wrapped
 optimizer's step.
 """
+import warnings
+
 import torch
 
 from hvd.torch import mpi_ops, sparse, trace
@@ -36,6 +38,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             raise ValueError("DistributedOptimizer: named_parameters does not cover every parameter "
                              "of the optimizer")
         self._names = {p: n for n, p in named_parameters}
+        self._parameter_names = self._names  # Horovod's attribute: parameter -> name
         if backward_passes_per_step < 1:
             raise ValueError("DistributedOptimizer: backward_passes_per_step must be >= 1")
         self.backward_passes_per_step = backward_passes_per_step
@@ -46,7 +49,10 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._synchronized = False
         self._should_sync = True
         self._build_groups(groups)
-        self._register_hooks()
+        # A rank outside the process set neither submits nor waits (Horovod: no hooks, and
+        # synchronize() returns at once); step() is the wrapped optimizer's.
+        if process_set.included():
+            self._register_hooks()
 
     def _build_groups(self, groups):
         """``groups``: None/0 (every gradient alone), a count (the gradients in order, split
@@ -103,17 +109,17 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         after ``base``); returns (handle, [(param, ctx)])."""
         for p in params:
             trace._gradient_ready("allreduce." + self._names[p], p.grad)
-            if p.grad.is_sparse and self._sparse_as_dense:
-                p.grad = p.grad.to_dense()
-        if len(params) == 1 and base is None and params[0].grad.is_sparse:
+        if len(params) == 1 and base is None and params[0].grad.is_sparse and not self._sparse_as_dense:
             p = params[0]
             h = sparse.sparse_allreduce_async(p.grad, "allreduce." + self._names[p], self._op,
                                               self._process_set)
             return h, [(p, None)]
-        if any(p.grad.is_sparse for p in params):
+        if any(p.grad.is_sparse for p in params) and not self._sparse_as_dense:
             raise ValueError("DistributedOptimizer: a sparse gradient cannot be in a group "
                              "(use sparse_as_dense=True)")
-        pairs = [self._compression.compress(p.grad) for p in params]
+        # sparse_as_dense: a dense copy travels; synchronize() makes the result sparse again
+        # (the gradient stays sparse for optimizers that need it, e.g. SparseAdam).
+        pairs = [self._compression.compress(p.grad.to_dense() if p.grad.is_sparse else p.grad) for p in params]
         pre, post = self._scales()
         kw = dict(op=self._op, prescale_factor=pre, postscale_factor=post, process_set=self._process_set)
         if base is None:
@@ -149,7 +155,11 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def synchronize(self):
         """Waits for every gradient's allreduce. Gradients whose hook did not submit them
         (a parameter unused this step) are submitted here, zero if they have none, so that
-        every rank allreduces the same tensors (a group goes whole)."""
+        every rank allreduces the same tensors (a group goes whole). On a rank outside the
+        optimizer's process set it does nothing."""
+        if not self._process_set.included():
+            self._synchronized = True
+            return
         for p in self._delay:
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
@@ -164,7 +174,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             outs = out if isinstance(out, list) else [out]
             for (p, ctx), o in zip(members, outs):
                 o = o if ctx is None else self._compression.decompress(o, ctx)
-                if o.is_sparse or p.grad.is_sparse:
+                if p.grad.is_sparse:
+                    p.grad = o if o.is_sparse else o.to_sparse()
+                elif o.is_sparse:
                     p.grad = o
                 elif o.data_ptr() != p.grad.data_ptr():
                     p.grad.copy_(o)
@@ -200,21 +212,23 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def step(self, closure=None):
         trace._before_synchronize()
         if self._should_sync:
-            if self._synchronized:
-                pass  # synchronize() was called by hand
-            else:
-                self.synchronize()
+            if self._synchronized:  # synchronize() was called by hand: Horovod warns, and syncs again
+                warnings.warn("optimizer.step() called without optimizer.skip_synchronize() context after "
+                              "optimizer.synchronize(). This can cause training slowdown. You may want to "
+                              "consider using optimizer.skip_synchronize() context if you use "
+                              "optimizer.synchronize() in your code.")
+            self.synchronize()
         trace._after_synchronize()
         self._synchronized = False
         out = super(self.__class__, self).step(closure)
         trace._step_done()
         return out
 
-    def zero_grad(self, set_to_none=False):
+    def zero_grad(self, *args, **kwargs):
         if self._handles or self._group_handles:
             raise AssertionError("optimizer.zero_grad() was called after loss.backward() but before "
                                  "optimizer.step() or optimizer.synchronize()")
-        return super(self.__class__, self).zero_grad(set_to_none)
+        return super(self.__class__, self).zero_grad(*args, **kwargs)
 
 
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,

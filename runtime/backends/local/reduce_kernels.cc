@@ -17,12 +17,30 @@ namespace {
 
 struct Sum { template <class T> static T apply(T a, T b) { return a + b; } };
 struct Prod { template <class T> static T apply(T a, T b) { return a * b; } };
-struct Min { template <class T> static T apply(T a, T b) { return b < a ? b : a; } };
-struct Max { template <class T> static T apply(T a, T b) { return a < b ? b : a; } };
+// Min and Max propagate a NaN from either side, as torch.minimum / torch.maximum do (a
+// comparison alone would keep or drop it depending on the operands' order).
+template <class T>
+constexpr bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return v != v;
+  else return false;
+}
+struct Min {
+  template <class T> static T apply(T a, T b) { return is_nan(b) ? b : (b < a ? b : a); }
+};
+struct Max {
+  template <class T> static T apply(T a, T b) { return is_nan(b) ? b : (a < b ? b : a); }
+};
 
 // Two loops per kernel: d == a (in place, the common case) and three distinct arrays,
 // each with __restrict so the compiler vectorises without run-time overlap checks.
 #if defined(__x86_64__)
+// Min / Max of 8 floats, a NaN on either side giving a NaN (x + y is one where either is).
+template <class Op>
+__attribute__((target("avx"))) inline __m256 min_max_ps(__m256 x, __m256 y) {
+  __m256 r = std::is_same_v<Op, Min> ? _mm256_min_ps(y, x) : _mm256_max_ps(y, x);
+  return _mm256_blendv_ps(r, _mm256_add_ps(x, y), _mm256_cmp_ps(x, y, _CMP_UNORD_Q));
+}
+
 // float16 with the F16C conversions (8 lanes at a time, round to nearest even, as
 // float_to_half); false when the CPU lacks F16C/AVX so the portable loop runs.
 template <class Op>
@@ -35,8 +53,7 @@ __attribute__((target("avx,f16c"))) void f16c_loop(uint16_t* d, const uint16_t* 
     __m256 r;
     if constexpr (std::is_same_v<Op, Sum>) r = _mm256_add_ps(x, y);
     else if constexpr (std::is_same_v<Op, Prod>) r = _mm256_mul_ps(x, y);
-    else if constexpr (std::is_same_v<Op, Min>) r = _mm256_min_ps(y, x);
-    else r = _mm256_max_ps(y, x);
+    else r = min_max_ps<Op>(x, y);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT));
   }
   for (; i < n; ++i) d[i] = float_to_half(Op::apply(half_to_float(a[i]), half_to_float(b[i])));
@@ -60,8 +77,7 @@ __attribute__((target("avx2"))) void bf16_avx2_loop(uint16_t* d, const uint16_t*
     __m256 x = bf16x8_to_ps(a + i), y = bf16x8_to_ps(b + i), r;
     if constexpr (std::is_same_v<Op, Sum>) r = _mm256_add_ps(x, y);
     else if constexpr (std::is_same_v<Op, Prod>) r = _mm256_mul_ps(x, y);
-    else if constexpr (std::is_same_v<Op, Min>) r = _mm256_min_ps(y, x);
-    else r = _mm256_max_ps(y, x);
+    else r = min_max_ps<Op>(x, y);
     __m256i bits = _mm256_castps_si256(r);
     __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), one);
     __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(bits, bias), lsb), 16);

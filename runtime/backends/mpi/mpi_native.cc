@@ -52,6 +52,10 @@ Status MpiNative::allreduce(void* buf, int64_t count, DataType dt, ReduceOp op) 
   MPI_Datatype t;
   if (!mpi_type(dt, &t)) return Status::InvalidArgument("MPI_Allreduce has no " + std::string(dtype_name(dt)));
   if (count > INT_MAX) return Status::InvalidArgument("MPI_Allreduce count exceeds INT_MAX");
+  // MPI_MIN / MPI_MAX keep or drop a NaN by operand order (implementation-defined): declined,
+  // so that the runtime's own kernels propagate it (as torch.minimum / torch.maximum do).
+  if ((op == ReduceOp::kMin || op == ReduceOp::kMax) && (dt == DataType::kFloat32 || dt == DataType::kFloat64))
+    return Status::InvalidArgument("MPI_Allreduce: Min/Max of floats run on the runtime's kernels (NaN propagates)");
   return check(MPI_Allreduce(MPI_IN_PLACE, buf, static_cast<int>(count), t, mpi_op(op), comm_), "MPI_Allreduce");
 }
 
