@@ -62,6 +62,19 @@ Status Runtime::allreduce(const std::string& name, const Tensor& in, const Tenso
 
 namespace {
 
+// The requests of one group share a group id and size.
+std::vector<Handle> enqueue_group(RuntimeImpl& impl, std::vector<OpRequest> reqs) {
+  const int gid = impl.next_group_id();
+  std::vector<Handle> hs;
+  hs.reserve(reqs.size());
+  for (OpRequest& q : reqs) {
+    q.group_id = gid;
+    q.group_size = static_cast<int>(reqs.size());
+    hs.push_back(impl.enqueue(std::move(q)));
+  }
+  return hs;
+}
+
 // The requests of one group share a group id and size: the coordinator answers them in the
 // same cycle, as one unit (allreduce: one fused response; the others back to back). `outs`
 // is null for the collectives whose results the runtime allocates.
@@ -78,16 +91,14 @@ std::vector<Handle> grouped_async(RuntimeImpl& impl, OpType op, const std::vecto
     hs.push_back(finished_handle(Status::InvalidArgument(what + "; the lists must have the same length")));
     return hs;
   }
-  const int gid = impl.next_group_id();
+  std::vector<OpRequest> reqs;
   for (size_t i = 0; i < names.size(); ++i) {
     OpRequest q = request(op, names[i], ins[i], process_set);
     if (outs) q.output = (*outs)[i];
     q.reduce_op = reduce_op;
-    q.group_id = gid;
-    q.group_size = static_cast<int>(names.size());
-    hs.push_back(impl.enqueue(std::move(q)));
+    reqs.push_back(std::move(q));
   }
-  return hs;
+  return enqueue_group(impl, std::move(reqs));
 }
 
 // Waits for every handle; the first failure is the result.
@@ -101,6 +112,10 @@ Status wait_all(const std::vector<Handle>& hs) {
 }
 
 }  // namespace
+
+std::vector<Handle> Runtime::enqueue_group(std::vector<OpRequest> reqs) {
+  return hvd::enqueue_group(*impl_, std::move(reqs));
+}
 
 std::vector<Handle> Runtime::grouped_allreduce_async(const std::vector<std::string>& names,
                                                      const std::vector<Tensor>& ins,
