@@ -2,8 +2,8 @@
 #
 # HVD_REQUIRE_ALL=ON (what scripts/setup.sh, and so the README's commands, use): every part
 # and tool the README promises must be found, or configuring fails naming the missing
-# package. AUTO parts become ON; only NCCL stays optional (it needs CUDA, which Debian does
-# not ship) and says in one line whether it is built.
+# package. AUTO parts become ON; only NCCL (it needs CUDA, which Debian does not ship) and
+# TensorFlow (pip's, not Debian's) stay optional; the "hvdsim parts" line says whether they are built.
 option(HVD_REQUIRE_ALL "Fail when a promised part (MPI, SimGrid, GUI, their tools) cannot be built" OFF)
 find_package(Threads REQUIRED)
 
@@ -21,7 +21,7 @@ find_package(PkgConfig REQUIRED)
 
 function(hvd_resolve_part part found reason)
   set(want "${HVD_WITH_${part}}")
-  if(HVD_REQUIRE_ALL AND want STREQUAL "AUTO" AND NOT part STREQUAL "NCCL")
+  if(HVD_REQUIRE_ALL AND want STREQUAL "AUTO" AND NOT part MATCHES "^(NCCL|TENSORFLOW)$")
     set(want ON)
   endif()
   if(want STREQUAL "OFF")
@@ -96,3 +96,44 @@ if(NOT HVD_WITH_PYTHON STREQUAL "OFF")
   endif()
 endif()
 hvd_resolve_part(PYTHON _hvd_python_ok "${_hvd_python_why}")
+
+# hvd.tensorflow's op library: TensorFlow of the same interpreter, built with its own compile
+# and link flags (tf.sysconfig). Horovod's switches work too: HOROVOD_WITH_TENSORFLOW=1 makes
+# it required, HOROVOD_WITHOUT_TENSORFLOW=1 leaves it out (when HVD_WITH_TENSORFLOW is AUTO).
+if(HVD_WITH_TENSORFLOW STREQUAL "AUTO")
+  if("$ENV{HOROVOD_WITHOUT_TENSORFLOW}" STREQUAL "1")
+    set(HVD_WITH_TENSORFLOW OFF)
+  elseif("$ENV{HOROVOD_WITH_TENSORFLOW}" STREQUAL "1")
+    set(HVD_WITH_TENSORFLOW ON)
+  endif()
+endif()
+set(_hvd_tf_ok FALSE)
+set(_hvd_tf_why "")
+if(NOT HVD_WITH_TENSORFLOW STREQUAL "OFF")
+  if(NOT HVD_HAVE_PYTHON)
+    set(_hvd_tf_why "it needs the Python part (hvd._core holds the runtime its ops use)")
+  else()
+    execute_process(
+      COMMAND ${CMAKE_COMMAND} -E env TF_CPP_MIN_LOG_LEVEL=3 ${Python_EXECUTABLE} -c
+              "import tensorflow as tf; print(tf.__version__); print(';'.join(tf.sysconfig.get_compile_flags())); print(';'.join(tf.sysconfig.get_link_flags()))"
+      OUTPUT_VARIABLE _hvd_tf_out ERROR_QUIET RESULT_VARIABLE _hvd_tf_rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(_hvd_tf_rc EQUAL 0)
+      string(REPLACE "\n" ";" _hvd_tf_lines "${_hvd_tf_out}")
+      list(GET _hvd_tf_lines 0 HVD_TF_VERSION)
+      list(SUBLIST _hvd_tf_lines 1 -1 _hvd_tf_flags)
+      set(HVD_TF_COMPILE_FLAGS)
+      set(HVD_TF_LINK_FLAGS)
+      foreach(f ${_hvd_tf_flags})
+        if(f MATCHES "^-(I|D|-std)")
+          list(APPEND HVD_TF_COMPILE_FLAGS "${f}")
+        elseif(f MATCHES "^-(L|l)")
+          list(APPEND HVD_TF_LINK_FLAGS "${f}")
+        endif()
+      endforeach()
+      set(_hvd_tf_ok TRUE)
+    else()
+      set(_hvd_tf_why "${Python_EXECUTABLE} cannot import tensorflow (pip install tensorflow)")
+    endif()
+  endif()
+endif()
+hvd_resolve_part(TENSORFLOW _hvd_tf_ok "${_hvd_tf_why}")

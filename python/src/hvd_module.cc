@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "capi.h"
 #include "hvd/hvd.h"
 #include "hvd/tcp.h"
 #ifdef HVD_HAVE_MPI
@@ -185,6 +186,20 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("stop_timeline", [] { check(rt().stop_timeline()); });
   m.def("stall_shutdown_time", [] { return rt().config().stall_shutdown_time_s; });
+  // The runtime's counters so far (responses after fusion, tensors completed, ...).
+  m.def("stats", [] {
+    const hvd::RuntimeStats st = rt().stats();
+    py::dict d;
+    d["cycles"] = st.cycles;
+    d["responses"] = st.responses;
+    d["tensors"] = st.tensors;
+    d["bytes_allreduced"] = st.bytes_allreduced;
+    d["cache_hits"] = st.cache_hits;
+    d["cache_misses"] = st.cache_misses;
+    return d;
+  });
+  // The address of the C table (src/hvd_capi.h) an op library uses to reach this runtime.
+  m.def("capi_table", [] { return reinterpret_cast<uintptr_t>(hvd_capi_table()); });
 
   m.def("allreduce_async", [](const std::string& name, uintptr_t in, uintptr_t out, const std::string& dtype,
                               const std::vector<int64_t>& shape, int op, double pre, double post, int ps) {
