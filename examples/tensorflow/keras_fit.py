@@ -24,9 +24,11 @@ import tempfile
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 import hvd.keras as hvd  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from equivalence import largest_difference, verdict  # noqa: E402
 
 
 def shard(rank, n, features=8):
@@ -113,29 +115,19 @@ def main():
     model, losses, rates = distributed_run(args, ckpt)
     steps = args.samples // args.batch
     weights = np.concatenate([w.ravel() for w in model.get_weights()])
-    gathered = hvd.allgather(weights[None]).numpy()
     opt = model.optimizer
-    problems = [] if all(np.array_equal(gathered[0], g) for g in gathered) else ["the ranks' weights differ"]
+    problems = []
     if not (type(opt).__name__ == "SGD" and hasattr(opt, "_hvd_allreduce") and int(opt.iterations) > 0):
         problems.append("load_model did not restore a distributed SGD with its state")
     first = args.lr * (1 + (hvd.size() - 1) / steps) / hvd.size()  # Horovod's warmup at batch 0
     if abs(rates[0] - first) > 1e-6 * args.lr or abs(rates[-1] - args.lr) > 1e-6 * args.lr:
         problems.append(f"warmup rates {rates[0]:g} .. {rates[-1]:g}, expected {first:g} .. {args.lr:g}")
-    if hvd.rank() == 0:
+    def reference():
         ref, ref_losses = reference_run(args, rates, hvd.size())
-        ref_w = np.concatenate([w.ravel() for w in ref.get_weights()])
-        dw = float(np.abs(weights - ref_w).max())
-        dl = float(np.abs(np.array(losses) - np.array(ref_losses)).max())
-        print(f"keras_fit np={hvd.size()}: {len(rates)} steps, {weights.size} weights; largest |difference| from "
-              f"one process on the concatenated batches: weights {dw:.3g}, averaged epoch losses {dl:.3g}")
-        if max(dw, dl) > args.tolerance:
-            problems.append(f"difference above the tolerance {args.tolerance:g}")
-    for p in problems:
-        print(f"keras_fit rank {hvd.rank()}: FAIL: {p}", flush=True)
-    bad = int(hvd.allreduce(tf.constant([len(problems)]), op=hvd.Max).numpy()[0])
-    hvd.shutdown()
-    return 1 if bad else 0
-
+        return {"weights": largest_difference(weights, np.concatenate([w.ravel() for w in ref.get_weights()])),
+                "averaged epoch losses": largest_difference(losses, ref_losses)}
+    return verdict(hvd, "keras_fit", weights, reference, args.tolerance, problems,
+                   f"{len(rates)} steps, {weights.size} weights")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -24,6 +24,9 @@ import tensorflow as tf  # noqa: E402
 
 import hvd.tensorflow as hvd  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from equivalence import largest_difference, verdict  # noqa: E402
+
 v1 = tf.compat.v1
 
 
@@ -85,22 +88,15 @@ def main():
     ckpt_dir = tempfile.mkdtemp(prefix="hvd_tf1_") if hvd.rank() == 0 else None
     values = distributed_run(args, ckpt_dir)
     flat = np.concatenate([v.ravel() for v in values])
-    gathered = hvd.allgather(flat[None]).numpy()
-    problems = [] if all(np.array_equal(gathered[0], g) for g in gathered) else ["the ranks' variables differ"]
-    if hvd.rank() == 0:
-        if not tf.train.latest_checkpoint(ckpt_dir):
-            problems.append(f"rank 0 wrote no checkpoint in {ckpt_dir}")
+    problems = []
+    if hvd.rank() == 0 and not tf.train.latest_checkpoint(ckpt_dir):
+        problems.append(f"rank 0 wrote no checkpoint in {ckpt_dir}")
+
+    def reference():
         ref = np.concatenate([v.ravel() for v in reference_run(args, hvd.size())])
-        diff = float(np.abs(flat - ref).max())
-        print(f"tf1_monitored_session np={hvd.size()}: {args.steps} steps, {flat.size} values; largest "
-              f"|difference| from one process on the concatenated batches: {diff:.3g}")
-        if diff > args.tolerance:
-            problems.append(f"difference above the tolerance {args.tolerance:g}")
-    for p in problems:
-        print(f"tf1_monitored_session rank {hvd.rank()}: FAIL: {p}", flush=True)
-    bad = int(hvd.allreduce(tf.constant([len(problems)]), op=hvd.Max).numpy()[0])
-    hvd.shutdown()
-    return 1 if bad else 0
+        return {"variables": largest_difference(flat, ref)}
+    return verdict(hvd, "tf1_monitored_session", flat, reference, args.tolerance, problems,
+                   f"{args.steps} steps, {flat.size} values")
 
 
 if __name__ == "__main__":

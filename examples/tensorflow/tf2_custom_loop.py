@@ -24,6 +24,9 @@ import tensorflow as tf  # noqa: E402
 
 import hvd.tensorflow as hvd  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from equivalence import largest_difference, verdict  # noqa: E402
+
 VOCAB, DIM = 20, 4
 
 
@@ -77,23 +80,15 @@ def main():
     hvd.broadcast_variables(variables, root_rank=0)
     train(variables, batches(hvd.rank(), args.steps, args.batch), args.lr, distributed=True)
     flat = np.concatenate([v.numpy().ravel() for v in variables])
-    gathered = hvd.allgather(flat[None]).numpy()
-    problems = [] if all(np.array_equal(gathered[0], g) for g in gathered) else ["the ranks' variables differ"]
-    if hvd.rank() == 0:
+
+    def reference():
         every = [batches(q, args.steps, args.batch) for q in range(hvd.size())]
         concat = (np.concatenate([b[0] for b in every], axis=1), np.concatenate([b[1] for b in every], axis=1))
         ref = make_variables(1000)
         train(ref, concat, args.lr, distributed=False)
-        diff = float(np.abs(flat - np.concatenate([v.numpy().ravel() for v in ref])).max())
-        print(f"tf2_custom_loop np={hvd.size()}: {args.steps} steps, {flat.size} values; largest |difference| "
-              f"from one process on the concatenated batches: {diff:.3g}")
-        if diff > args.tolerance:
-            problems.append(f"difference above the tolerance {args.tolerance:g}")
-    for p in problems:
-        print(f"tf2_custom_loop rank {hvd.rank()}: FAIL: {p}", flush=True)
-    bad = int(hvd.allreduce(tf.constant([len(problems)]), op=hvd.Max).numpy()[0])
-    hvd.shutdown()
-    return 1 if bad else 0
+        return {"variables": largest_difference(flat, np.concatenate([v.numpy().ravel() for v in ref]))}
+    return verdict(hvd, "tf2_custom_loop", flat, reference, args.tolerance, [],
+                   f"{args.steps} steps, {flat.size} values")
 
 
 if __name__ == "__main__":

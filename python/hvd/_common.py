@@ -209,6 +209,11 @@ def cuda_built(verbose=False):
 def rocm_built(verbose=False):
     return False
 
+def is_homogeneous():
+    """True when every node runs the same number of ranks (size = local_size x nodes)."""
+    return _core.size() == _core.local_size() * _core.cross_size()
+
+
 # ---------------------------------------------------------------------------------------
 # Automatic names and checks shared by the collectives
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capi.h"
@@ -189,13 +190,11 @@ PYBIND11_MODULE(_core, m) {
   // The runtime's counters so far (responses after fusion, tensors completed, ...).
   m.def("stats", [] {
     const hvd::RuntimeStats st = rt().stats();
+    const std::pair<const char*, int64_t> counters[] = {
+        {"cycles", st.cycles}, {"responses", st.responses}, {"tensors", st.tensors},
+        {"bytes_allreduced", st.bytes_allreduced}, {"cache_hits", st.cache_hits}, {"cache_misses", st.cache_misses}};
     py::dict d;
-    d["cycles"] = st.cycles;
-    d["responses"] = st.responses;
-    d["tensors"] = st.tensors;
-    d["bytes_allreduced"] = st.bytes_allreduced;
-    d["cache_hits"] = st.cache_hits;
-    d["cache_misses"] = st.cache_misses;
+    for (const auto& [key, value] : counters) d[key] = value;
     return d;
   });
   // The address of the C table (src/hvd_capi.h) an op library uses to reach this runtime.

@@ -68,3 +68,11 @@ class BaseChecks:
                   + (f"; largest |difference| from the references: {figures}" if figures else ""), flush=True)
         _common.shutdown()
         return 0 if bad == 0 else 1
+
+
+def run_all(checks, init, fns):
+    """The usual main: init(), each fn(checks, rank, size), then finish(); the exit code."""
+    init()
+    for fn in fns:
+        checks.run(fn, checks, _core.rank(), _core.size())
+    return checks.finish()

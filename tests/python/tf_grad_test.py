@@ -2,12 +2,14 @@
 the gradient of each collective (tf.GradientTape, eagerly and in tf.function, with
 rank-dependent output gradients), DistributedGradientTape (dense, IndexedSlices,
 sparse_as_dense, groups, fp16 compression, predivide, local sources), hvd.keras's
-DistributedOptimizer in a custom loop, the tf.compat.v1 DistributedOptimizer in a graph,
+DistributedOptimizer (and the partial one) in a custom loop, SyncBatchNormalization against
+BatchNormalization on the concatenated batch, the tf.compat.v1 DistributedOptimizer in a graph,
 broadcast_variables and the object collectives."""
 import sys
 
 import numpy as np
 
+from checks_base import run_all
 from tf_harness import Checks, tf
 
 import hvd.tensorflow as hvd
@@ -110,6 +112,38 @@ def keras_loop_checks(c, r, p):
         acc.apply([tf.constant([float(r + k)])], [u])
     c.close(u.value, np.array([-(sum(range(p)) * 2 + p) / p], np.float32),
             "backward_passes_per_step=2 applies the sum of two averaged steps")
+    layer = keras.layers.Dense(1, use_bias=False, kernel_initializer="zeros")
+    layer.build((None, 1))
+    part = hk.PartialDistributedOptimizer(keras.optimizers.SGD(learning_rate=1.0), local_layers=[layer])
+    shared = keras.Variable(np.zeros(1, np.float32))
+    part.apply([tf.constant([[float(r)]]), tf.constant([float(r)])], [layer.kernel, shared])
+    c.close(layer.kernel.value, np.array([[-float(r) / p]], np.float32), "PartialDistributedOptimizer: local / size")
+    c.close(shared.value, np.array([-sum(range(p)) / p], np.float32), "PartialDistributedOptimizer: shared averaged")
+
+
+def sync_bn_checks(c, r, p):
+    """SyncBatchNormalization on uneven per-rank batches equals BatchNormalization on the
+    concatenated batch: outputs, input gradients, gamma/beta gradients (summed over the
+    ranks) and moving statistics."""
+    import keras
+    rows = [2 + q for q in range(p)]
+    xs = [(np.random.default_rng(q).normal(size=(rows[q], 3)) * (q + 1)).astype(np.float32) for q in range(p)]
+    full, off = np.concatenate(xs), sum(rows[:r])
+    w = np.arange(full.size, dtype=np.float32).reshape(full.shape) / 10
+
+    def run(layer, x, wx):
+        layer.build((None, 3))
+        x = tf.constant(x)
+        with tf.GradientTape() as t:
+            t.watch(x)
+            loss = tf.reduce_sum(layer(x, training=True) * wx)
+        return [layer(x, training=False)] + t.gradient(loss, [x, layer.gamma, layer.beta])
+    mine = run(hvd.SyncBatchNormalization(momentum=0.5), xs[r], w[off:off + rows[r]])
+    ref = run(keras.layers.BatchNormalization(momentum=0.5), full, w)
+    c.close(mine[0], ref[0].numpy()[off:off + rows[r]], "SyncBatchNormalization output (moving statistics)", 1e-4, 1e-5)
+    c.close(mine[1], ref[1].numpy()[off:off + rows[r]], "SyncBatchNormalization input gradient", 1e-4, 1e-5)
+    for k, what in ((2, "gamma"), (3, "beta")):
+        c.close(hvd.allreduce(mine[k], op=hvd.Sum), ref[k], f"SyncBatchNormalization {what} gradient", 1e-4, 1e-5)
 
 
 def v1_checks(c, r, p):
@@ -149,12 +183,8 @@ def helper_checks(c, r, p):
 
 
 def main():
-    hvd.init()
-    c = Checks("tf_grad_test")
-    r, p = hvd.rank(), hvd.size()
-    for fn in (collective_grad_checks, tape_checks, keras_loop_checks, v1_checks, helper_checks):
-        c.run(fn, c, r, p)
-    return c.finish()
+    return run_all(Checks("tf_grad_test"), hvd.init,
+                   (collective_grad_checks, tape_checks, keras_loop_checks, sync_bn_checks, v1_checks, helper_checks))
 
 
 if __name__ == "__main__":

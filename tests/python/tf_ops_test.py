@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+from checks_base import run_all
 from tf_harness import Checks, tf
 
 import hvd.tensorflow as hvd
@@ -201,22 +202,25 @@ def error_checks(c, r, p):
             "allreduce after the errors")
 
 
-def main():
+def init():
+    """Before init a collective fails with Horovod's FailedPreconditionError; then init."""
     try:
         hvd.allreduce(tf.ones(1))
         raise SystemExit("tf_ops_test: allreduce before init did not raise")
     except tf.errors.FailedPreconditionError as e:
         assert "not been initialized" in str(e), e
     hvd.init()
-    c = Checks("tf_ops_test")
-    r, p = hvd.rank(), hvd.size()
+
+
+def build_checks(c, r, p):
     tcp = os.environ.get("HVD_CONTROLLER") == "tcp"
     c.ok(hvd.mpi_enabled() is not tcp and hvd.gloo_enabled() is tcp and hvd.nccl_built() == 0, "build queries")
-    for fn in (allreduce_checks, grouped_checks, gather_bcast_checks, alltoall_checks, reducescatter_checks,
-               process_set_checks, fusion_checks, error_checks):
-        c.run(fn, c, r, p)
-    return c.finish()
 
+
+def main():
+    return run_all(Checks("tf_ops_test"), init, (build_checks, allreduce_checks, grouped_checks, gather_bcast_checks,
+                                                 alltoall_checks, reducescatter_checks, process_set_checks,
+                                                 fusion_checks, error_checks))
 
 if __name__ == "__main__":
     sys.exit(main())

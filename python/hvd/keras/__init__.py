@@ -15,20 +15,20 @@ custom loop that calls ``apply`` or ``apply_gradients`` both train data-parallel
 import keras
 import tensorflow as tf
 
-from hvd.tensorflow import (  # noqa: F401
-    HvdError, HorovodInternalError,
-    Average, Sum, Min, Max, Product, Adasum,
-    init, shutdown, is_initialized, rank, size, local_rank, local_size, cross_rank, cross_size,
-    mpi_built, mpi_enabled, mpi_threads_supported, gloo_built, gloo_enabled, nccl_built, ddl_built,
-    ccl_built, cuda_built, rocm_built,
-    ProcessSet, global_process_set, add_process_set, remove_process_set,
-    Compression, broadcast_object, allgather_object, broadcast_variables, join, barrier,
-    start_timeline, stop_timeline,
-)
 import hvd.tensorflow as _hvd_tf
-from hvd.keras.optimizer import DistributedOptimizer, distributed_class  # noqa: F401
-from hvd.keras import callbacks  # noqa: F401
-# elastic: added with hvd.tensorflow.elastic
+from hvd.tensorflow import Average, Compression, global_process_set
+
+# hvd.tensorflow's basics, under the same names (as Horovod's horovod.tensorflow.keras has them).
+_SHARED = """HvdError HorovodInternalError Sum Min Max Product Adasum init shutdown is_initialized rank size
+local_rank local_size cross_rank cross_size mpi_built mpi_enabled mpi_threads_supported gloo_built gloo_enabled
+nccl_built ddl_built ccl_built cuda_built rocm_built ProcessSet add_process_set remove_process_set
+broadcast_object allgather_object broadcast_variables join barrier start_timeline stop_timeline is_homogeneous
+SyncBatchNormalization""".split()
+globals().update({name: getattr(_hvd_tf, name) for name in _SHARED})
+
+from hvd.keras.optimizer import DistributedOptimizer, PartialDistributedOptimizer, distributed_class  # noqa: F401,E402
+from hvd.keras import callbacks  # noqa: F401,E402
+from hvd.keras import elastic  # noqa: F401,E402
 
 
 def allreduce(value, name=None, average=None, prescale_factor=1.0, postscale_factor=1.0, op=None,

@@ -26,9 +26,7 @@ class BroadcastGlobalVariablesCallback(keras.callbacks.Callback):
 
     def __init__(self, root_rank, device=""):
         super().__init__()
-        self.root_rank = root_rank
-        self.device = device
-        self.broadcast_done = False
+        self.root_rank, self.device, self.broadcast_done = root_rank, device, False
 
     def _broadcast(self):
         hvd.broadcast_variables(_variables(self.model), root_rank=self.root_rank)

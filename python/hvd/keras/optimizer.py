@@ -40,14 +40,8 @@ class _DistributedMixin:
         grads = list(grads)
         variables = list(trainable_variables) if trainable_variables is not None else list(
             self._trainable_variables)
-        shared = [i for i, v in enumerate(variables) if id(v) not in self._hvd_local]
-        reduced = self._hvd_allreduce([grads[i] for i in shared], [variables[i] for i in shared])
-        out = list(grads)
-        for i, g in zip(shared, reduced):
-            out[i] = g
-        if self._hvd_scale_local and self._hvd_local:
-            n = self._hvd_process_set.size()
-            out = [g / n if (g is not None and id(v) in self._hvd_local) else g for g, v in zip(out, variables)]
+        out = _tape.reduce_shared(self._hvd_allreduce, grads, variables, self._hvd_local, self._hvd_scale_local,
+                                  self._hvd_process_set)
         if self._hvd_sum_accumulated and self.gradient_accumulation_steps:
             steps = self.gradient_accumulation_steps
             out = [None if g is None else g * steps for g in out]
@@ -87,4 +81,20 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
     opt = distributed_class(type(optimizer)).from_config(config)
     opt._hvd_setup(name, compression, sparse_as_dense, op, gradient_predivide_factor, groups, process_set,
                    scale_local_gradients, sum_accumulated=not average_aggregated_gradients)
+    return opt
+
+
+def PartialDistributedOptimizer(optimizer, name=None, device_dense="", device_sparse="",
+                                compression=Compression.none, sparse_as_dense=False, gradient_predivide_factor=1.0,
+                                op=Average, backward_passes_per_step=1, average_aggregated_gradients=False,
+                                groups=None, process_set=global_process_set, local_layers=None,
+                                scale_local_gradients=True):
+    """DistributedOptimizer whose ``local_layers``' variables keep their local gradients."""
+    opt = DistributedOptimizer(optimizer, name, device_dense, device_sparse, compression, sparse_as_dense,
+                               gradient_predivide_factor, op, backward_passes_per_step,
+                               average_aggregated_gradients, 0, groups, process_set, scale_local_gradients)
+    layers = local_layers if isinstance(local_layers, (list, tuple)) else [] if local_layers is None else [local_layers]
+    for layer in layers:
+        for v in layer.trainable_weights:
+            opt.register_local_var(v)
     return opt

@@ -19,9 +19,9 @@ from hvd.tensorflow.mpi_ops import (  # noqa: F401
     Average, Sum, Min, Max, Product, Adasum,
     init, shutdown, is_initialized, rank, size, local_rank, local_size, cross_rank, cross_size,
     mpi_built, mpi_enabled, mpi_threads_supported, gloo_built, gloo_enabled, nccl_built, ddl_built,
-    ccl_built, cuda_built, rocm_built,
+    ccl_built, cuda_built, rocm_built, is_homogeneous,
     ProcessSet, global_process_set, add_process_set, remove_process_set,
-    allgather, grouped_allgather, broadcast, alltoall, join, barrier,
+    allgather, grouped_allgather, broadcast, broadcast_, alltoall, join, barrier,
     _allreduce, _grouped_allreduce, _reducescatter, _grouped_reducescatter,
     size_op, local_size_op, rank_op, local_rank_op, process_set_included_op,
     _executing_eagerly,
@@ -40,4 +40,6 @@ from hvd.tensorflow.optimizer import (  # noqa: F401
 )
 from hvd._common import process_set_by_id  # noqa: F401
 from hvd.timeline import start_timeline, stop_timeline  # noqa: F401
+from hvd.tensorflow.sync_batch_norm import SyncBatchNormalization  # noqa: F401,E402
+from hvd.tensorflow import elastic  # noqa: F401,E402  (hvd.elastic.run, TensorFlowKerasState, ...)
 

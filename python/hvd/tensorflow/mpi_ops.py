@@ -23,7 +23,7 @@ from hvd._common import (  # noqa: F401
     ProcessSet, global_process_set, _set_id, add_process_set, remove_process_set,
     init, shutdown, is_initialized, rank, size, local_rank, local_size, cross_rank, cross_size,
     mpi_built, mpi_enabled, mpi_threads_supported, gloo_built, gloo_enabled, nccl_built, ddl_built,
-    ccl_built, cuda_built, rocm_built,
+    ccl_built, cuda_built, rocm_built, is_homogeneous,
 )
 
 _LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_hvd_tf_ops.so")
@@ -164,6 +164,15 @@ def broadcast(tensor, root_rank, name=None, ignore_name_scope=False, process_set
     tname, node = _names("broadcast", name, [tensor], process_set)
     return HVD_LIB.hvd_broadcast(tensor, tname, root_rank=int(root_rank), ignore_name_scope=ignore_name_scope,
                                  process_set_id=_set_id(process_set), name=node)
+
+
+def broadcast_(variables, root_rank, name=None, process_set=global_process_set):
+    """Assigns ``root_rank``'s values to ``variables`` in place; returns their new values."""
+    values = []
+    for i, v in enumerate(variables):
+        values.append(v.assign(broadcast(v, root_rank, None if name is None else f"{name}.{i}",
+                                         process_set=process_set)))
+    return values
 
 
 def alltoall(tensor, splits=None, name=None, ignore_name_scope=False, process_set=global_process_set):

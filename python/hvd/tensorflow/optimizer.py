@@ -24,9 +24,8 @@ class BroadcastGlobalVariablesHook(tf.compat.v1.train.SessionRunHook):
 
     def __init__(self, root_rank, device=""):
         super().__init__()
-        self.root_rank = root_rank
+        self.root_rank, self.device = root_rank, device
         self.bcast_op = None
-        self.device = device
 
     def begin(self):
         if self.bcast_op is None or self.bcast_op.graph != tf.compat.v1.get_default_graph():
@@ -41,24 +40,25 @@ class _DistributedOptimizer(_LegacyOptimizer):
     """A tf.compat.v1 optimizer whose compute_gradients() returns the gradients averaged
     over the ranks; everything else is the wrapped optimizer's."""
 
-    def __init__(self, optimizer, name, use_locking, allreduce_grads):
+    def __init__(self, optimizer, name, use_locking, allreduce_grads, process_set, scale_local_gradients):
         super().__init__(name=name, use_locking=use_locking)
         self._optimizer = optimizer
         self._allreduce_grads = allreduce_grads
         self._local_vars = set()
+        self._process_set = process_set
+        self._scale_local = scale_local_gradients
 
     def register_local_var(self, var):
-        """Its gradient stays this rank's own (not reduced)."""
+        """Its gradient stays this rank's own (divided by the set's size unless
+        scale_local_gradients=False, as Horovod does)."""
         self._local_vars.add(id(var))
 
     def compute_gradients(self, *args, **kwargs):
         gradients = self._optimizer.compute_gradients(*args, **kwargs)
-        shared = [i for i, (_, v) in enumerate(gradients) if id(v) not in self._local_vars]
-        reduced = self._allreduce_grads([gradients[i][0] for i in shared], [gradients[i][1] for i in shared])
-        out = list(gradients)
-        for i, g in zip(shared, reduced):
-            out[i] = (g, gradients[i][1])
-        return out
+        variables = [v for _, v in gradients]
+        grads = tape.reduce_shared(self._allreduce_grads, [g for g, _ in gradients], variables, self._local_vars,
+                                   self._scale_local, self._process_set)
+        return list(zip(grads, variables))
 
     def apply_gradients(self, *args, **kwargs):
         return self._optimizer.apply_gradients(*args, **kwargs)
@@ -91,7 +91,7 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False, device_dense="
         name = name or f"Distributed{type(optimizer).__name__}"
         fn = tape.make_allreduce_grads_fn(name, compression, sparse_as_dense, op, gradient_predivide_factor,
                                           groups, process_set)
-        return _DistributedOptimizer(optimizer, name, use_locking, fn)
+        return _DistributedOptimizer(optimizer, name, use_locking, fn, process_set, scale_local_gradients)
     import keras
     if isinstance(optimizer, keras.optimizers.Optimizer):
         if op == Adasum:

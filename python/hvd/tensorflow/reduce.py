@@ -42,6 +42,12 @@ def _sparse_allreduce(slices_list, op, process_set, ignore_name_scope):
     return out
 
 
+def _compressed(collective, tensor, compression, **kwargs):
+    """``collective`` of ``tensor`` as ``compression`` sends it, back in the tensor's dtype."""
+    compressed, ctx = compression.compress(tf.convert_to_tensor(tensor))
+    return compression.decompress(collective(compressed, **kwargs), ctx)
+
+
 def allreduce(tensor, average=None, device_dense="", device_sparse="", compression=Compression.none, op=None,
               prescale_factor=1.0, postscale_factor=1.0, name=None, process_set=global_process_set,
               ignore_name_scope=False):
@@ -51,12 +57,8 @@ def allreduce(tensor, average=None, device_dense="", device_sparse="", compressi
     if isinstance(tensor, tf.IndexedSlices):
         _sparse_check(op, prescale_factor, postscale_factor)
         return _sparse_allreduce([tensor], op, process_set, ignore_name_scope)[0]
-    tensor = tf.convert_to_tensor(tensor)
-    compressed, ctx = compression.compress(tensor)
-    summed = mpi_ops._allreduce(compressed, name=name, op=op, prescale_factor=prescale_factor,
-                                postscale_factor=postscale_factor, ignore_name_scope=ignore_name_scope,
-                                process_set=process_set)
-    return compression.decompress(summed, ctx)
+    return _compressed(mpi_ops._allreduce, tensor, compression, name=name, op=op, prescale_factor=prescale_factor,
+                       postscale_factor=postscale_factor, ignore_name_scope=ignore_name_scope, process_set=process_set)
 
 
 def grouped_allreduce(tensors, average=None, device_dense="", device_sparse="", compression=Compression.none,
@@ -87,12 +89,9 @@ def reducescatter(tensor, device_dense="", compression=Compression.none, op=Aver
                   process_set=global_process_set, ignore_name_scope=False, prescale_factor=1.0,
                   postscale_factor=1.0):
     """This rank's rows (first dimension) of the reduction of ``tensor`` (default Average)."""
-    tensor = tf.convert_to_tensor(tensor)
-    compressed, ctx = compression.compress(tensor)
-    out = mpi_ops._reducescatter(compressed, name=name, op=op, ignore_name_scope=ignore_name_scope,
-                                 process_set=process_set, prescale_factor=prescale_factor,
-                                 postscale_factor=postscale_factor)
-    return compression.decompress(out, ctx)
+    return _compressed(mpi_ops._reducescatter, tensor, compression, name=name, op=op,
+                       ignore_name_scope=ignore_name_scope, process_set=process_set, prescale_factor=prescale_factor,
+                       postscale_factor=postscale_factor)
 
 
 def grouped_reducescatter(tensors, device_dense="", compression=Compression.none, op=Average,

@@ -81,6 +81,24 @@ def _allreduce_grads_fn(name, compression, sparse_as_dense, op, gradient_predivi
     return allreduce_grads
 
 
+def reduce_shared(allreduce_grads, grads, sources, local_ids, scale_local, process_set):
+    """``grads`` with those of the sources not registered as local (``local_ids``: their id())
+    reduced by ``allreduce_grads``; local ones stay this rank's, divided by the set's size
+    when ``scale_local`` (Horovod's scale_local_gradients)."""
+    shared = [i for i, s in enumerate(sources) if id(s) not in local_ids]
+    out = list(grads)
+    for i, g in zip(shared, allreduce_grads([grads[i] for i in shared], [sources[i] for i in shared])):
+        out[i] = g
+    if scale_local and local_ids:
+        n = process_set.size()
+        for i, s in enumerate(sources):
+            g = out[i]
+            if id(s) in local_ids and g is not None:
+                out[i] = tf.IndexedSlices(g.values / n, g.indices, g.dense_shape) if isinstance(
+                    g, tf.IndexedSlices) else g / n
+    return out
+
+
 def _check_predivide(gradient_predivide_factor, op):
     if gradient_predivide_factor != 1.0 and op != Average:
         raise ValueError("gradient_predivide_factor not supported with op != Average")
@@ -103,18 +121,8 @@ class _DistributedGradientTape(tf.GradientTape):
     def gradient(self, target, sources, output_gradients=None, **kwargs):
         flat = tf.nest.flatten(sources)
         grads = super().gradient(target, flat, output_gradients, **kwargs)
-        shared = [i for i, s in enumerate(flat) if id(s) not in self._local_sources]
-        reduced = self._allreduce_grads([grads[i] for i in shared], [flat[i] for i in shared])
-        out = list(grads)
-        for i, g in zip(shared, reduced):
-            out[i] = g
-        if self._scale_local and self._local_sources:
-            n = self._hvd_process_set.size()
-            for i, s in enumerate(flat):
-                if id(s) in self._local_sources and out[i] is not None:
-                    g = out[i]
-                    out[i] = (tf.IndexedSlices(g.values / n, g.indices, g.dense_shape)
-                              if isinstance(g, tf.IndexedSlices) else g / n)
+        out = reduce_shared(self._allreduce_grads, grads, flat, self._local_sources, self._scale_local,
+                            self._hvd_process_set)
         return tf.nest.pack_sequence_as(sources, out)
 
 

@@ -166,6 +166,28 @@ class HvdKernel : public AsyncOpKernel {
     return absl::OkStatus();
   }
 
+  // The readiness check and the base name; false (done() called with the error) if not.
+  bool begin(OpKernelContext* ctx, const DoneCallback& done, std::string* base) const {
+    absl::Status s = ready();
+    if (s.ok()) s = base_name(ctx, base);
+    if (s.ok()) return true;
+    ctx->SetStatus(s);
+    done();
+    return false;
+  }
+
+  // One request per data input (every input but the name), each named after `base`.
+  std::vector<Req> per_input(OpKernelContext* ctx, int op, const std::string& base) const {
+    const int n = ctx->num_inputs() - 1;
+    std::vector<Req> reqs;
+    for (int i = 0; i < n; ++i) {
+      const Tensor& in = ctx->input(i);
+      reqs.push_back(make_req(op, member_name(base, i, n), in, in.tensor_data().data(), process_set_));
+      reqs.back().c.reduce_op = reduce_op_;
+    }
+    return reqs;
+  }
+
   // The i-th name of a grouped op of n tensors.
   static std::string member_name(const std::string& base, int i, int n) {
     return n == 1 ? base : base + "." + std::to_string(i);
@@ -186,21 +208,15 @@ class AllreduceKernel : public HvdKernel {
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    OP_REQUIRES_OK_ASYNC(ctx, ready(), done);
     std::string base;
-    OP_REQUIRES_OK_ASYNC(ctx, base_name(ctx, &base), done);
-    const int n = ctx->num_inputs() - 1;
-    std::vector<Req> reqs;
-    for (int i = 0; i < n; ++i) {
-      const Tensor& in = ctx->input(i);
+    if (!begin(ctx, done, &base)) return;
+    std::vector<Req> reqs = per_input(ctx, HVD_CAPI_ALLREDUCE, base);
+    for (int i = 0; i < static_cast<int>(reqs.size()); ++i) {
       Tensor* out = nullptr;
-      OP_REQUIRES_OK_ASYNC(ctx, ctx->forward_input_or_allocate_output({i}, i, in.shape(), &out), done);
-      reqs.push_back(make_req(HVD_CAPI_ALLREDUCE, member_name(base, i, n), in, in.tensor_data().data(), process_set_));
-      Req& r = reqs.back();
-      r.c.output = const_cast<char*>(out->tensor_data().data());
-      r.c.reduce_op = reduce_op_;
-      r.c.prescale = prescale_;
-      r.c.postscale = postscale_;
+      OP_REQUIRES_OK_ASYNC(ctx, ctx->forward_input_or_allocate_output({i}, i, ctx->input(i).shape(), &out), done);
+      reqs[i].c.output = const_cast<char*>(out->tensor_data().data());
+      reqs[i].c.prescale = prescale_;
+      reqs[i].c.postscale = postscale_;
     }
     submit(reqs, ctx, std::move(done));
   }
@@ -217,16 +233,9 @@ class GatherLikeKernel : public HvdKernel {
   GatherLikeKernel(OpKernelConstruction* c, int op) : HvdKernel(c), op_(op) {}
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    OP_REQUIRES_OK_ASYNC(ctx, ready(), done);
     std::string base;
-    OP_REQUIRES_OK_ASYNC(ctx, base_name(ctx, &base), done);
-    const int n = ctx->num_inputs() - 1;
-    std::vector<Req> reqs;
-    for (int i = 0; i < n; ++i) {
-      const Tensor& in = ctx->input(i);
-      reqs.push_back(make_req(op_, member_name(base, i, n), in, in.tensor_data().data(), process_set_));
-      reqs.back().c.reduce_op = reduce_op_;
-    }
+    if (!begin(ctx, done, &base)) return;
+    std::vector<Req> reqs = per_input(ctx, op_, base);
     submit(reqs, ctx, std::move(done),
            [ctx](int i, const hvd_capi_result& r) { return copy_result(ctx, i, r); });
   }
@@ -235,15 +244,14 @@ class GatherLikeKernel : public HvdKernel {
   int op_;
 };
 
-class AllgatherKernel : public GatherLikeKernel {
+// A kernel class of `Base` bound to the collective `kOp` (what the registration builds).
+template <class Base, int kOp>
+class Bound : public Base {
  public:
-  explicit AllgatherKernel(OpKernelConstruction* c) : GatherLikeKernel(c, HVD_CAPI_ALLGATHER) {}
+  explicit Bound(OpKernelConstruction* c) : Base(c, kOp) {}
 };
-
-class ReducescatterKernel : public GatherLikeKernel {
- public:
-  explicit ReducescatterKernel(OpKernelConstruction* c) : GatherLikeKernel(c, HVD_CAPI_REDUCESCATTER) {}
-};
+using AllgatherKernel = Bound<GatherLikeKernel, HVD_CAPI_ALLGATHER>;
+using ReducescatterKernel = Bound<GatherLikeKernel, HVD_CAPI_REDUCESCATTER>;
 
 // Broadcast works in place: on a copy of the input (or the input, when TensorFlow lets the
 // op take it over), which is then the output.
@@ -254,9 +262,8 @@ class BroadcastKernel : public HvdKernel {
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    OP_REQUIRES_OK_ASYNC(ctx, ready(), done);
     std::string name;
-    OP_REQUIRES_OK_ASYNC(ctx, base_name(ctx, &name), done);
+    if (!begin(ctx, done, &name)) return;
     const Tensor& in = ctx->input(0);
     Tensor* out = nullptr;
     OP_REQUIRES_OK_ASYNC(ctx, ctx->forward_input_or_allocate_output({0}, 0, in.shape(), &out), done);
@@ -279,9 +286,8 @@ class AlltoallKernel : public HvdKernel {
   explicit AlltoallKernel(OpKernelConstruction* c) : HvdKernel(c) {}
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    OP_REQUIRES_OK_ASYNC(ctx, ready(), done);
     std::string name;
-    OP_REQUIRES_OK_ASYNC(ctx, base_name(ctx, &name), done);
+    if (!begin(ctx, done, &name)) return;
     const Tensor& in = ctx->input(0);
     const Tensor& splits = ctx->input(1);
     OP_REQUIRES_ASYNC(ctx, splits.dims() == 1, absl::InvalidArgumentError("hvd.alltoall: splits must be a vector"),
@@ -301,17 +307,20 @@ class AlltoallKernel : public HvdKernel {
   }
 };
 
-// join and barrier: no data, a name the runtime reserves for them.
-class JoinKernel : public HvdKernel {
+// join and barrier: no data, the name the runtime reserves for each; join outputs the
+// last rank to join.
+class ControlKernel : public HvdKernel {
  public:
-  explicit JoinKernel(OpKernelConstruction* c) : HvdKernel(c) {}
+  ControlKernel(OpKernelConstruction* c, int op) : HvdKernel(c), op_(op) {}
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     OP_REQUIRES_OK_ASYNC(ctx, ready(), done);
     std::vector<Req> reqs(1);
-    reqs[0].name = "join";
-    reqs[0].c.op = HVD_CAPI_JOIN;
+    reqs[0].name = op_ == HVD_CAPI_JOIN ? "join" : "barrier";
+    reqs[0].c.op = op_;
     reqs[0].c.dtype = HVD_CAPI_INT32;
+    reqs[0].c.process_set = process_set_;
+    if (op_ != HVD_CAPI_JOIN) return submit(reqs, ctx, std::move(done));
     submit(reqs, ctx, std::move(done), [ctx](int, const hvd_capi_result& r) {
       Tensor* out = nullptr;
       TF_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape({}), &out));
@@ -319,22 +328,13 @@ class JoinKernel : public HvdKernel {
       return absl::OkStatus();
     });
   }
+
+ private:
+  int op_;
 };
 
-class BarrierKernel : public HvdKernel {
- public:
-  explicit BarrierKernel(OpKernelConstruction* c) : HvdKernel(c) {}
-
-  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    OP_REQUIRES_OK_ASYNC(ctx, ready(), done);
-    std::vector<Req> reqs(1);
-    reqs[0].name = "barrier";
-    reqs[0].c.op = HVD_CAPI_BARRIER;
-    reqs[0].c.dtype = HVD_CAPI_INT32;
-    reqs[0].c.process_set = process_set_;
-    submit(reqs, ctx, std::move(done));
-  }
-};
+using JoinKernel = Bound<ControlKernel, HVD_CAPI_JOIN>;
+using BarrierKernel = Bound<ControlKernel, HVD_CAPI_BARRIER>;
 
 // rank/size/local_rank/local_size when the op runs (not when the graph was built).
 class QueryKernel : public tensorflow::OpKernel {

@@ -16,9 +16,12 @@ using tensorflow::shape_inference::InferenceContext;
 using tensorflow::shape_inference::ShapeHandle;
 
 // The types each collective moves: the reductions those the runtime reduces, the others any
-// the runtime can carry (bool as bytes).
+// the runtime can carry (bool as bytes). Every collective has Horovod's two attributes of
+// naming and membership.
 #define HVD_REDUCE_TYPES "{uint8, int8, int32, int64, half, bfloat16, float, double}"
 #define HVD_MOVE_TYPES "{uint8, int8, int32, int64, half, bfloat16, float, double, bool}"
+#define HVD_COLLECTIVE_ATTRS .Attr("ignore_name_scope: bool = false").Attr("process_set_id: int = 0")
+#define HVD_SCALES .Attr("prescale_factor: float = 1.0").Attr("postscale_factor: float = 1.0")
 
 // Outputs 0..n-1 have their input's shape with an unknown first dimension (allgather,
 // reducescatter, alltoall: it depends on the other ranks).
@@ -44,26 +47,17 @@ absl::Status grouped_first_dim_unknown(InferenceContext* c) { return first_dim_u
 REGISTER_OP("HvdAllreduce")
     .Attr("T: " HVD_REDUCE_TYPES)
     .Attr("reduce_op: int")
-    .Attr("prescale_factor: float = 1.0")
-    .Attr("postscale_factor: float = 1.0")
-    .Attr("ignore_name_scope: bool = false")
-    .Attr("process_set_id: int = 0")
+    HVD_SCALES HVD_COLLECTIVE_ATTRS
     .Input("tensor: T")
     .Input("tensor_name: string")
     .Output("sum: T")
-    .SetShapeFn([](InferenceContext* c) {
-      c->set_output(0, c->input(0));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(same_shapes)
     .Doc("Allreduce of `tensor` over the process set (reduce_op numbered as hvd.Average .. hvd.Adasum).");
 
 REGISTER_OP("HvdGroupedAllreduce")
     .Attr("T: list(" HVD_REDUCE_TYPES ") >= 1")
     .Attr("reduce_op: int")
-    .Attr("prescale_factor: float = 1.0")
-    .Attr("postscale_factor: float = 1.0")
-    .Attr("ignore_name_scope: bool = false")
-    .Attr("process_set_id: int = 0")
+    HVD_SCALES HVD_COLLECTIVE_ATTRS
     .Input("tensors: T")
     .Input("tensor_name: string")
     .Output("sums: T")
@@ -72,8 +66,7 @@ REGISTER_OP("HvdGroupedAllreduce")
 
 REGISTER_OP("HvdAllgather")
     .Attr("T: " HVD_MOVE_TYPES)
-    .Attr("ignore_name_scope: bool = false")
-    .Attr("process_set_id: int = 0")
+    HVD_COLLECTIVE_ATTRS
     .Input("tensor: T")
     .Input("tensor_name: string")
     .Output("output: T")
@@ -82,8 +75,7 @@ REGISTER_OP("HvdAllgather")
 
 REGISTER_OP("HvdGroupedAllgather")
     .Attr("T: list(" HVD_MOVE_TYPES ") >= 1")
-    .Attr("ignore_name_scope: bool = false")
-    .Attr("process_set_id: int = 0")
+    HVD_COLLECTIVE_ATTRS
     .Input("tensors: T")
     .Input("tensor_name: string")
     .Output("outputs: T")
@@ -93,21 +85,16 @@ REGISTER_OP("HvdGroupedAllgather")
 REGISTER_OP("HvdBroadcast")
     .Attr("T: " HVD_MOVE_TYPES)
     .Attr("root_rank: int")
-    .Attr("ignore_name_scope: bool = false")
-    .Attr("process_set_id: int = 0")
+    HVD_COLLECTIVE_ATTRS
     .Input("tensor: T")
     .Input("tensor_name: string")
     .Output("output: T")
-    .SetShapeFn([](InferenceContext* c) {
-      c->set_output(0, c->input(0));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(same_shapes)
     .Doc("`tensor` of rank root_rank (its rank in the process set), on every rank.");
 
 REGISTER_OP("HvdAlltoall")
     .Attr("T: " HVD_MOVE_TYPES)
-    .Attr("ignore_name_scope: bool = false")
-    .Attr("process_set_id: int = 0")
+    HVD_COLLECTIVE_ATTRS
     .Input("tensor: T")
     .Input("splits: int32")
     .Input("tensor_name: string")
@@ -123,8 +110,7 @@ REGISTER_OP("HvdAlltoall")
 REGISTER_OP("HvdReducescatter")
     .Attr("T: " HVD_REDUCE_TYPES)
     .Attr("reduce_op: int")
-    .Attr("ignore_name_scope: bool = false")
-    .Attr("process_set_id: int = 0")
+    HVD_COLLECTIVE_ATTRS
     .Input("tensor: T")
     .Input("tensor_name: string")
     .Output("output: T")
@@ -134,8 +120,7 @@ REGISTER_OP("HvdReducescatter")
 REGISTER_OP("HvdGroupedReducescatter")
     .Attr("T: list(" HVD_REDUCE_TYPES ") >= 1")
     .Attr("reduce_op: int")
-    .Attr("ignore_name_scope: bool = false")
-    .Attr("process_set_id: int = 0")
+    HVD_COLLECTIVE_ATTRS
     .Input("tensors: T")
     .Input("tensor_name: string")
     .Output("outputs: T")
