@@ -4,6 +4,8 @@ reference and compares; the ranks agree on the exit code."""
 import numpy as np
 import tensorflow as tf
 
+from hvd import _core
+
 
 def verdict(hvd, name, flat, reference, tolerance, problems, what):
     """``flat``: this rank's trained values (one vector). ``reference()`` (rank 0 only)
@@ -28,3 +30,23 @@ def verdict(hvd, name, flat, reference, tolerance, problems, what):
 
 def largest_difference(a, b):
     return float(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)).max())
+
+
+class Counted:
+    """``with Counted() as c:`` the runtime's tensors and responses (after fusion) of the
+    block: how much the runtime fused. Small cached allreduces (HVD_EAGER_ALLREDUCE_BYTES)
+    travel on the negotiation message itself and count a response each (``c.eager``)."""
+
+    def __enter__(self):
+        self._before = _core.stats()
+        return self
+
+    def __exit__(self, *exc):
+        after = _core.stats()
+        self.tensors, self.responses, self.eager = (after[k] - self._before[k]
+                                                    for k in ("tensors", "responses", "eager_tensors"))
+        return False
+
+    def __str__(self):
+        return (f"{self.tensors} tensors in {self.responses} responses, {self.eager} of them small allreduces "
+                f"reduced on the negotiation's bit exchange")

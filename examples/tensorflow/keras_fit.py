@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 import hvd.keras as hvd  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from equivalence import largest_difference, verdict  # noqa: E402
+from equivalence import Counted, largest_difference, verdict  # noqa: E402
 
 
 def shard(rank, n, features=8):
@@ -77,12 +77,14 @@ def distributed_run(args, ckpt):
     if hvd.rank() == 0:
         callbacks.append(keras.callbacks.ModelCheckpoint(ckpt))  # checkpoints on rank 0 only
     x, y = shard(hvd.rank(), args.samples)
-    hist = model.fit(x, y, batch_size=args.batch, epochs=args.epochs, shuffle=False, verbose=0, callbacks=callbacks)
+    with Counted() as counted:
+        hist = model.fit(x, y, batch_size=args.batch, epochs=args.epochs, shuffle=False, verbose=0,
+                         callbacks=callbacks)
     hvd.barrier()  # rank 0's checkpoint is complete
     resumed = hvd.load_model(ckpt)
     hist2 = resumed.fit(x, y, batch_size=args.batch, epochs=1, shuffle=False, verbose=0,
                         callbacks=[hvd.callbacks.MetricAverageCallback(), record])
-    return resumed, hist.history["loss"] + hist2.history["loss"], record.rates
+    return resumed, hist.history["loss"] + hist2.history["loss"], record.rates, counted
 
 
 def reference_run(args, rates, size):
@@ -112,7 +114,7 @@ def main():
     hvd.init()
     ckpt = os.path.join(hvd.broadcast_object(tempfile.mkdtemp(prefix="hvd_keras_") if hvd.rank() == 0 else None),
                         "model.keras")
-    model, losses, rates = distributed_run(args, ckpt)
+    model, losses, rates, counted = distributed_run(args, ckpt)
     steps = args.samples // args.batch
     weights = np.concatenate([w.ravel() for w in model.get_weights()])
     opt = model.optimizer
@@ -127,7 +129,7 @@ def main():
         return {"weights": largest_difference(weights, np.concatenate([w.ravel() for w in ref.get_weights()])),
                 "averaged epoch losses": largest_difference(losses, ref_losses)}
     return verdict(hvd, "keras_fit", weights, reference, args.tolerance, problems,
-                   f"{len(rates)} steps, {weights.size} weights")
+                   f"{len(rates)} steps (the first fit: {counted}), {weights.size} weights")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -25,7 +25,7 @@ import tensorflow as tf  # noqa: E402
 import hvd.tensorflow as hvd  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from equivalence import largest_difference, verdict  # noqa: E402
+from equivalence import Counted, largest_difference, verdict  # noqa: E402
 
 VOCAB, DIM = 20, 4
 
@@ -78,7 +78,8 @@ def main():
     hvd.init()
     variables = make_variables(1000 + hvd.rank())
     hvd.broadcast_variables(variables, root_rank=0)
-    train(variables, batches(hvd.rank(), args.steps, args.batch), args.lr, distributed=True)
+    with Counted() as counted:
+        train(variables, batches(hvd.rank(), args.steps, args.batch), args.lr, distributed=True)
     flat = np.concatenate([v.numpy().ravel() for v in variables])
 
     def reference():
@@ -88,7 +89,7 @@ def main():
         train(ref, concat, args.lr, distributed=False)
         return {"variables": largest_difference(flat, np.concatenate([v.numpy().ravel() for v in ref]))}
     return verdict(hvd, "tf2_custom_loop", flat, reference, args.tolerance, [],
-                   f"{args.steps} steps, {flat.size} values")
+                   f"{args.steps} steps ({counted}), {flat.size} values")
 
 
 if __name__ == "__main__":

@@ -187,12 +187,14 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("stop_timeline", [] { check(rt().stop_timeline()); });
   m.def("stall_shutdown_time", [] { return rt().config().stall_shutdown_time_s; });
-  // The runtime's counters so far (responses after fusion, tensors completed, ...).
+  // The runtime's counters so far (responses after fusion, tensors completed, small cached
+  // allreduces reduced on the negotiation's bit exchange: eager_tensors, ...).
   m.def("stats", [] {
     const hvd::RuntimeStats st = rt().stats();
     const std::pair<const char*, int64_t> counters[] = {
         {"cycles", st.cycles}, {"responses", st.responses}, {"tensors", st.tensors},
-        {"bytes_allreduced", st.bytes_allreduced}, {"cache_hits", st.cache_hits}, {"cache_misses", st.cache_misses}};
+        {"bytes_allreduced", st.bytes_allreduced}, {"cache_hits", st.cache_hits}, {"cache_misses", st.cache_misses},
+        {"eager_tensors", st.eager_tensors}};
     py::dict d;
     for (const auto& [key, value] : counters) d[key] = value;
     return d;

@@ -121,6 +121,31 @@ def keras_loop_checks(c, r, p):
     c.close(shared.value, np.array([-sum(range(p)) / p], np.float32), "PartialDistributedOptimizer: shared averaged")
 
 
+def keras_fit_checks(c, r, p):
+    """model.fit with the elastic state callbacks (outside elastic mode a commit only saves)
+    and BestModelCheckpoint, which writes on rank 0 only."""
+    import os
+    import tempfile
+    import keras
+    import hvd.keras as hk
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(optimizer=hk.DistributedOptimizer(keras.optimizers.SGD(0.1)), loss="mse", jit_compile=False)
+    state = hk.elastic.KerasState(model, epoch=0, batch=0)
+    commits = []
+    state.register_reset_callbacks([])
+    save = state.save
+    state.save = lambda: (commits.append(1), save())
+    path = os.path.join(tempfile.mkdtemp(), f"best.r{r}.keras")
+    x = np.ones((8, 2), np.float32) * (r + 1)
+    model.fit(x, x[:, :1], batch_size=4, epochs=2, verbose=0, validation_data=(x, x[:, :1]),
+              callbacks=[hk.elastic.CommitStateCallback(state, batches_per_commit=2),
+                         hk.elastic.UpdateBatchStateCallback(state), hk.elastic.UpdateEpochStateCallback(state),
+                         hk.callbacks.BestModelCheckpoint(path)])
+    c.ok(state.epoch == 2 and state.batch == 0 and len(commits) == 4,
+         f"elastic callbacks: epoch {state.epoch}, batch {state.batch}, {len(commits)} commits (want 2, 0, 4)")
+    c.ok(os.path.exists(path) == (r == 0), f"BestModelCheckpoint wrote on rank {r}: {os.path.exists(path)}")
+
+
 def sync_bn_checks(c, r, p):
     """SyncBatchNormalization on uneven per-rank batches equals BatchNormalization on the
     concatenated batch: outputs, input gradients, gamma/beta gradients (summed over the
@@ -184,7 +209,8 @@ def helper_checks(c, r, p):
 
 def main():
     return run_all(Checks("tf_grad_test"), hvd.init,
-                   (collective_grad_checks, tape_checks, keras_loop_checks, sync_bn_checks, v1_checks, helper_checks))
+                   (collective_grad_checks, tape_checks, keras_loop_checks, keras_fit_checks, sync_bn_checks,
+                    v1_checks, helper_checks))
 
 
 if __name__ == "__main__":

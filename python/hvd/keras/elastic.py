@@ -8,12 +8,17 @@ from hvd.tensorflow.elastic import (  # noqa: F401
 )
 
 
-class CommitStateCallback(keras.callbacks.Callback):
+class _StateCallback(keras.callbacks.Callback):
+    def __init__(self, state):
+        super().__init__()
+        self.state = state
+
+
+class CommitStateCallback(_StateCallback):
     """Commits ``state`` every ``batches_per_commit`` batches (and at each epoch's end)."""
 
     def __init__(self, state, batches_per_commit=1):
-        super().__init__()
-        self.state = state
+        super().__init__(state)
         self.batches_per_commit = batches_per_commit
         self.batches_remaining = batches_per_commit
 
@@ -28,12 +33,8 @@ class CommitStateCallback(keras.callbacks.Callback):
         self.batches_remaining = self.batches_per_commit
 
 
-class UpdateBatchStateCallback(keras.callbacks.Callback):
+class UpdateBatchStateCallback(_StateCallback):
     """Keeps ``state.batch`` at the batch done (0 again at each epoch's end)."""
-
-    def __init__(self, state):
-        super().__init__()
-        self.state = state
 
     def on_batch_end(self, batch, logs=None):
         self.state.batch = batch + 1
@@ -42,12 +43,8 @@ class UpdateBatchStateCallback(keras.callbacks.Callback):
         self.state.batch = 0
 
 
-class UpdateEpochStateCallback(keras.callbacks.Callback):
+class UpdateEpochStateCallback(_StateCallback):
     """Keeps ``state.epoch`` at the next epoch to run (fit's ``initial_epoch`` on a restart)."""
-
-    def __init__(self, state):
-        super().__init__()
-        self.state = state
 
     def on_epoch_end(self, epoch, logs=None):
         self.state.epoch = epoch + 1
