@@ -2,8 +2,8 @@
 #
 # HVD_REQUIRE_ALL=ON (what scripts/setup.sh, and so the README's commands, use): every part
 # and tool the README promises must be found, or configuring fails naming the missing
-# package. AUTO parts become ON; only NCCL stays optional (it needs CUDA, which Debian does
-# not ship) and says in one line whether it is built.
+# package. AUTO parts become ON; only NCCL (it needs CUDA, which Debian does not ship) and
+# TensorFlow (pip's, not Debian's) stay optional; the "hvdsim parts" line says whether they are built.
 option(HVD_REQUIRE_ALL "Fail when a promised part (MPI, SimGrid, GUI, their tools) cannot be built" OFF)
 find_package(Threads REQUIRED)
 
@@ -21,7 +21,7 @@ find_package(PkgConfig REQUIRED)
 
 function(hvd_resolve_part part found reason)
   set(want "${HVD_WITH_${part}}")
-  if(HVD_REQUIRE_ALL AND want STREQUAL "AUTO" AND NOT part STREQUAL "NCCL")
+  if(HVD_REQUIRE_ALL AND want STREQUAL "AUTO" AND NOT part MATCHES "^(NCCL|TENSORFLOW)$")
     set(want ON)
   endif()
   if(want STREQUAL "OFF")
@@ -135,3 +135,22 @@ function(hvd_framework_part part module)
 endfunction()
 set(HVD_WITH_PYTORCH AUTO CACHE STRING "Build hvd.torch (ON/OFF/AUTO; env HOROVOD_WITH_PYTORCH / HOROVOD_WITHOUT_PYTORCH)")
 hvd_framework_part(PYTORCH torch)
+
+# hvd.tensorflow's op library is compiled against the TensorFlow of the same interpreter,
+# with its own compile and link flags (tf.sysconfig).
+hvd_framework_part(TENSORFLOW tensorflow)
+if(HVD_HAVE_TENSORFLOW)
+  set(HVD_TF_VERSION "${HVD_TENSORFLOW_VERSION}")
+  hvd_python_query(_hvd_tf_out _hvd_tf_rc
+    "import os; os.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'; import tensorflow as tf; print(';'.join(tf.sysconfig.get_compile_flags())); print(';'.join(tf.sysconfig.get_link_flags()))")
+  string(REPLACE "\n" ";" _hvd_tf_flags "${_hvd_tf_out}")
+  set(HVD_TF_COMPILE_FLAGS)
+  set(HVD_TF_LINK_FLAGS)
+  foreach(f ${_hvd_tf_flags})
+    if(f MATCHES "^-(I|D|-std)")
+      list(APPEND HVD_TF_COMPILE_FLAGS "${f}")
+    elseif(f MATCHES "^-(L|l)")
+      list(APPEND HVD_TF_LINK_FLAGS "${f}")
+    endif()
+  endforeach()
+endif()

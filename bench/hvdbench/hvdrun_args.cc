@@ -39,7 +39,7 @@ std::string check_build_text() {
   std::string s;
   auto row = [&s](bool on, const char* what) { s += std::string("    [") + (on ? 'X' : ' ') + "] " + what + "\n"; };
   s += std::string("hvd v") + HVD_VERSION + ":\n\nAvailable Frameworks:\n";
-  row(false, "TensorFlow");
+  row(HVD_BUILT_TENSORFLOW, "TensorFlow (hvd.tensorflow, hvd.keras)");
   row(HVD_BUILT_PYTORCH, "PyTorch (hvd.torch)");
   row(false, "MXNet");
   s += "\nAvailable Controllers:\n";

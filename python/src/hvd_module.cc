@@ -13,8 +13,10 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "capi.h"
 #include "hvd/hvd.h"
 #include "hvd/tcp.h"
 #ifdef HVD_HAVE_MPI
@@ -193,6 +195,20 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("stop_timeline", [] { check(rt().stop_timeline()); });
   m.def("stall_shutdown_time", [] { return rt().config().stall_shutdown_time_s; });
+  // The runtime's counters so far (responses after fusion, tensors completed, small cached
+  // allreduces reduced on the negotiation's bit exchange: eager_tensors, ...).
+  m.def("stats", [] {
+    const hvd::RuntimeStats st = rt().stats();
+    const std::pair<const char*, int64_t> counters[] = {
+        {"cycles", st.cycles}, {"responses", st.responses}, {"tensors", st.tensors},
+        {"bytes_allreduced", st.bytes_allreduced}, {"cache_hits", st.cache_hits}, {"cache_misses", st.cache_misses},
+        {"eager_tensors", st.eager_tensors}};
+    py::dict d;
+    for (const auto& [key, value] : counters) d[key] = value;
+    return d;
+  });
+  // The address of the C table (src/hvd_capi.h) an op library uses to reach this runtime.
+  m.def("capi_table", [] { return reinterpret_cast<uintptr_t>(hvd_capi_table()); });
 
   m.def("allreduce_async", [](const std::string& name, uintptr_t in, uintptr_t out, const std::string& dtype,
                               const std::vector<int64_t>& shape, int op, double pre, double post, int ps) {

@@ -62,6 +62,16 @@ Status Runtime::allreduce(const std::string& name, const Tensor& in, const Tenso
 
 namespace {
 
+// The requests of one group share a group id and size; the runtime takes or refuses them whole.
+std::vector<Handle> enqueue_group(RuntimeImpl& impl, std::vector<OpRequest> reqs) {
+  const int gid = impl.next_group_id();
+  for (OpRequest& q : reqs) {
+    q.group_id = gid;
+    q.group_size = static_cast<int>(reqs.size());
+  }
+  return impl.enqueue_group(std::move(reqs));
+}
+
 // The requests of one group share a group id and size: the coordinator answers them in the
 // same cycle, as one unit (allreduce: one fused response; the others back to back). `outs`
 // is null for the collectives whose results the runtime allocates.
@@ -78,17 +88,14 @@ std::vector<Handle> grouped_async(RuntimeImpl& impl, OpType op, const std::vecto
     hs.push_back(finished_handle(Status::InvalidArgument(what + "; the lists must have the same length")));
     return hs;
   }
-  const int gid = impl.next_group_id();
   std::vector<OpRequest> reqs;
   for (size_t i = 0; i < names.size(); ++i) {
     OpRequest q = request(op, names[i], ins[i], process_set);
     if (outs) q.output = (*outs)[i];
     q.reduce_op = reduce_op;
-    q.group_id = gid;
-    q.group_size = static_cast<int>(names.size());
     reqs.push_back(std::move(q));
   }
-  return impl.enqueue_group(std::move(reqs));
+  return enqueue_group(impl, std::move(reqs));
 }
 
 // Waits for every handle; the first failure is the result.
@@ -102,6 +109,10 @@ Status wait_all(const std::vector<Handle>& hs) {
 }
 
 }  // namespace
+
+std::vector<Handle> Runtime::enqueue_group(std::vector<OpRequest> reqs) {
+  return hvd::enqueue_group(*impl_, std::move(reqs));
+}
 
 std::vector<Handle> Runtime::grouped_allreduce_async(const std::vector<std::string>& names,
                                                      const std::vector<Tensor>& ins,

@@ -86,6 +86,15 @@ static void lower_average(OpRequest* q, int set_size) {
 }
 
 Handle RuntimeImpl::enqueue(OpRequest req) {
+  DoneCallback cb = std::move(req.on_done);
+  req.on_done = nullptr;
+  Handle h = submit(std::move(req), &cb);
+  // Refused up front: the callback never reached a handle; it hears the outcome here.
+  if (cb) cb(h->wait(), *h);
+  return h;
+}
+
+Handle RuntimeImpl::submit(OpRequest req, DoneCallback* cb) {
   if (!running_)
     return finished_handle(Status::Precondition("hvd runtime is not running (call init/start first)"));
   Status s = validate(req);
@@ -108,6 +117,10 @@ Handle RuntimeImpl::enqueue(OpRequest req) {
         "a tensor named '" + req.name + "' is already pending on this rank; names must be unique "
         "until the operation completes"));
   auto h = std::make_shared<HandleImpl>(signal_);
+  if (*cb) {
+    h->set_callback(std::move(*cb));
+    *cb = nullptr;
+  }
   const bool caller_runs = scheduler_->caller_will_drive_locked(req.caller_waits);
   const double at = req.ready_at >= 0 ? req.ready_at : opts_.platform->now();
   slot->second = TensorEntry{PendingOp(std::move(req)), h, at};  // the key holds the name: one copy

@@ -28,14 +28,18 @@ int64_t HandleImpl::cycle() const {
 }
 
 void HandleImpl::complete(Status s, int64_t cycle) {
+  DoneCallback cb;
   {
     std::unique_lock<Mutex> lk(*sig_->mu);
     if (done_) return;
     status_ = std::move(s);
     cycle_ = cycle;
     done_ = true;
+    cb = std::move(on_done_);
   }
   sig_->cv->notify_all();
+  // status_ is no longer written once done_: read without the lock.
+  if (cb) cb(status_, *this);
 }
 
 namespace {

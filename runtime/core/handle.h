@@ -45,8 +45,11 @@ class HandleImpl final : public OpHandle {
   int last_joined_rank() const override { return last_joined_; }
   int64_t cycle() const override;
 
-  /// Marks the operation finished with `s` in background cycle `cycle` and wakes waiters.
+  /// Marks the operation finished with `s` in background cycle `cycle`, wakes waiters,
+  /// then calls the completion callback (if any) outside the lock. Only the first call counts.
   void complete(Status s, int64_t cycle = -1);
+  /// Installs the completion callback; before the handle is visible to the loop.
+  void set_callback(DoneCallback cb) { on_done_ = std::move(cb); }
   /// Runtime-side access to results.
   DeviceBuffer& output_buffer() { return out().buffer; }
   void set_output(size_t bytes, std::vector<int64_t> shape) {
@@ -73,6 +76,7 @@ class HandleImpl final : public OpHandle {
     return *out_;
   }
   std::shared_ptr<CompletionSignal> sig_;
+  DoneCallback on_done_;  // moved out (and called) by the completing thread
   Status status_;
   std::unique_ptr<Output> out_;
   int64_t cycle_ = -1;

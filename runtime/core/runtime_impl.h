@@ -50,6 +50,8 @@ class RuntimeImpl {
   int next_group_id() { return group_counter_++; }
 
  private:
+  /// enqueue()'s body: a request it queues takes *cb into its handle (*cb is then empty).
+  Handle submit(OpRequest req, DoneCallback* cb);
   Status validate(const OpRequest& req) const;
   bool has_work_locked() const;
   bool cycle_body(double started);
@@ -84,7 +86,7 @@ class RuntimeImpl {
   bool running_ = false;
   bool stopped_ = false;             // guarded by queue mutex: a cycle ended the runtime
   Status failure_;                   // guarded by queue mutex
-  int group_counter_ = 0;
+  std::atomic<int> group_counter_{0};  // enqueuing threads (TF kernels) may race
   int add_set_calls_ = 0;
   RuntimeStats stats_;       // guarded by queue mutex (caller_cycles: the scheduler's)
   int64_t cycle_index_ = 0;  // cycle thread: the current cycle, from 1

@@ -2,10 +2,11 @@
 """Elastic training end to end (label elastic): hvdrun --host-discovery-script runs
 elastic_worker.py, the discovery script prints a file this test rewrites.
 
-  elastic_test.py SCENARIO     (kill | grow | reset_limit | kill_in_commit | bad_input | bad_hosts)
+  elastic_test.py SCENARIO     (kill | grow | reset_limit | kill_in_commit | bad_input | bad_hosts | tf_kill)
 
 kill: np 2, worker 1 SIGKILLs itself mid-epoch -> np 1 -> the slot comes back after the
-blacklist cooldown -> np 2; every worker reaches the last epoch with the same parameters.
+blacklist cooldown -> np 2; every worker reaches the last epoch with the same parameters
+(tf_kill: the same with hvd.tensorflow's TensorFlowKerasState and a Keras model).
 grow: np 1, the test offers a second slot mid-run -> np 2 at the next commit, the new
 worker gets the state by broadcast. reset_limit: more resets than --reset-limit -> one
 clear error, exit 1. kill_in_commit: worker 1 dies inside commit. bad_input: flags -> one
@@ -23,7 +24,7 @@ EPOCHS = 14
 LINE = re.compile(r"^elastic_worker: worker (\d+) (.*) t=([0-9.]+)$")
 
 
-def start(tmp, hosts, flags, env_extra, epochs=EPOCHS):
+def start(tmp, hosts, flags, env_extra, epochs=EPOCHS, framework="torch"):
     with open(os.path.join(tmp, "hosts"), "w") as f:
         f.write(hosts + "\n")
     script = os.path.join(tmp, "discover.sh")
@@ -35,7 +36,8 @@ def start(tmp, hosts, flags, env_extra, epochs=EPOCHS):
     env["HVD_STALL_SHUTDOWN_TIME_SECONDS"] = "20"
     env.update(env_extra)
     cmd = [env["HVDRUN"]] + flags + ["--host-discovery-script", script, env.get("HVD_PYTHON", "/usr/bin/python3"),
-                                     os.path.join(HERE, "elastic_worker.py"), "--epochs", str(epochs)]
+                                     os.path.join(HERE, "elastic_worker.py"), "--epochs", str(epochs),
+                                     "--framework", framework]
     print("elastic_test:", " ".join(cmd), flush=True)
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -93,10 +95,10 @@ def resume_time(evs, marker):
         print(f"elastic_test: kill -> training resumed (worker 0 synced) in {resumed[0] - killed[0]:.2f} s")
 
 
-def scenario_kill(tmp, in_commit=False):
+def scenario_kill(tmp, in_commit=False, framework="torch"):
     env = {"ELASTIC_KILL_IN_COMMIT": "1"} if in_commit else {"ELASTIC_KILL": "1:2:3"}
     proc = start(tmp, "localhost:2", ["-np", "2", "--min-np", "1", "--max-np", "2",
-                                      "--blacklist-cooldown-range", "1", "1.5"], env)
+                                      "--blacklist-cooldown-range", "1", "1.5"], env, framework=framework)
     lines = collect(proc)
     evs, problems = events(lines), []
     if proc.returncode != 0:
@@ -213,6 +215,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="hvd_elastic_")
     run = {"kill": scenario_kill, "grow": scenario_grow, "reset_limit": scenario_reset_limit,
            "kill_in_commit": lambda t: scenario_kill(t, in_commit=True), "bad_input": scenario_bad_input,
+           "tf_kill": lambda t: scenario_kill(t, framework="tf"),
            "bad_hosts": scenario_bad_hosts}[name]
     problems = run(tmp)
     for p in problems:

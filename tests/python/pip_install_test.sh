@@ -22,7 +22,9 @@ cd "$work"
 [ "$(command -v hvdrun)" = "$work/venv/bin/hvdrun" ] || { echo "hvdrun is not the venv's: $(command -v hvdrun)"; exit 1; }
 check=$(hvdrun --check-build)
 echo "$check"
-echo "$check" | grep -qF "[X] PyTorch" || { echo "--check-build does not list PyTorch"; exit 1; }
+for fw in PyTorch TensorFlow; do
+  echo "$check" | grep -qF "[X] $fw" || { echo "--check-build does not list $fw"; exit 1; }
+done
 cat >job.py <<'PY'
 import hvd, hvd.torch as hvd_torch, torch
 assert "/venv/" in hvd.__file__, hvd.__file__
@@ -30,8 +32,15 @@ hvd_torch.init()
 t = hvd_torch.allreduce(torch.full((3,), float(hvd_torch.rank() + 1)), op=hvd_torch.Sum)
 print(f"rank {hvd_torch.rank()}: torch sum {t.tolist()}")
 assert t.tolist() == [3.0, 3.0, 3.0]
+import hvd.tensorflow as hvd_tf, tensorflow as tf
+assert "/venv/" in hvd_tf.__file__, hvd_tf.__file__
+hvd_tf.init()
+s = hvd_tf.allreduce(tf.fill([2], float(hvd_tf.rank() + 1)), op=hvd_tf.Sum)
+print(f"rank {hvd_tf.rank()}: tensorflow sum {s.numpy().tolist()}")
+assert s.numpy().tolist() == [3.0, 3.0]
 PY
 out=$(hvdrun -np 2 python job.py)
 echo "$out"
-[ "$(echo "$out" | grep -c 'torch sum \[3.0, 3.0, 3.0\]')" = 2 ] || { echo "hvdrun -np 2 did not give both ranks' sum"; exit 1; }
+[ "$(echo "$out" | grep -c 'torch sum \[3.0, 3.0, 3.0\]')" = 2 ] || { echo "hvdrun -np 2: not both ranks' torch sum"; exit 1; }
+[ "$(echo "$out" | grep -c 'tensorflow sum \[3.0, 3.0\]')" = 2 ] || { echo "hvdrun -np 2: not both ranks' tensorflow sum"; exit 1; }
 echo "pip install: ok"

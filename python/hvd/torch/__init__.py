@@ -39,4 +39,10 @@ from hvd.torch.functions import (  # noqa: F401
 )
 from hvd.torch.optimizer import DistributedOptimizer  # noqa: F401
 from hvd.torch.trace import record_trace  # noqa: F401
+from hvd.torch import trace as _trace
+from hvd import _common as _common
+
+# HVD_RECORD_TRACE starts at init() and the recording is written at shutdown().
+_common._init_hooks.append(_trace._start_from_env)
+_common._shutdown_hooks.append(_trace._finish)
 from hvd.torch import elastic  # noqa: F401,E402  (hvd.elastic.run, TorchState, ...)

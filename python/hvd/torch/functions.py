@@ -1,9 +1,7 @@
 """Model and object helpers of hvd.torch (Horovod's horovod.torch.functions)."""
-import io
-import pickle
-
 import torch
 
+from hvd import _common
 from hvd.torch import mpi_ops
 from hvd.torch.mpi_ops import global_process_set
 
@@ -44,34 +42,30 @@ def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set
     """Pickles ``obj`` on root (a global rank, a member of ``process_set``) and returns the
     root's object on every rank of the set (the other ranks' ``obj`` is ignored: ``broadcast_object(x if hvd.rank() == 0 else None, 0)`` works)."""
     name = _object_name("broadcast_object", name, process_set)
-    if mpi_ops.rank() == root_rank:  # root_rank is a global rank, as in Horovod
-        buf = io.BytesIO()
-        pickle.dump(obj, buf)
-        payload = torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
-        size = torch.tensor([payload.numel()], dtype=torch.int64)
-    else:
-        payload = None
-        size = torch.tensor([0], dtype=torch.int64)
-    mpi_ops.broadcast_(size, root_rank, name=f"{name}.size", process_set=process_set)
-    if payload is None:
-        payload = torch.empty(int(size.item()), dtype=torch.uint8)
-    mpi_ops.broadcast_(payload, root_rank, name=f"{name}.data", process_set=process_set)
-    return pickle.loads(payload.numpy().tobytes())
+    is_root = mpi_ops.rank() == root_rank  # root_rank is a global rank, as in Horovod
+
+    def bcast_size(n):
+        t = torch.tensor([n], dtype=torch.int64)
+        return mpi_ops.broadcast_(t, root_rank, name=f"{name}.size", process_set=process_set).item()
+
+    def bcast_bytes(data):
+        t = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+        return mpi_ops.broadcast_(t, root_rank, name=f"{name}.data", process_set=process_set).numpy().tobytes()
+    return _common.broadcast_object_bytes(obj, is_root, bcast_size, bcast_bytes)
 
 
 def allgather_object(obj, name=None, process_set=global_process_set):
     """Every rank's ``obj``, in rank order, on every rank (objects of any types)."""
     name = _object_name("allgather_object", name, process_set)
-    data = torch.frombuffer(bytearray(pickle.dumps(obj)), dtype=torch.uint8)
-    sizes = mpi_ops.allgather(torch.tensor([data.numel()], dtype=torch.int64),
-                              name=f"{name}.sizes", process_set=process_set)
-    gathered = mpi_ops.allgather(data, name=f"{name}.data", process_set=process_set)
-    out, off = [], 0
-    raw = gathered.numpy().tobytes()
-    for n in sizes.tolist():
-        out.append(pickle.loads(raw[off:off + n]))
-        off += n
-    return out
+
+    def gather_sizes(n):
+        return mpi_ops.allgather(torch.tensor([n], dtype=torch.int64), name=f"{name}.sizes",
+                                 process_set=process_set).tolist()
+
+    def gather_bytes(data):
+        t = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+        return mpi_ops.allgather(t, name=f"{name}.data", process_set=process_set).numpy().tobytes()
+    return _common.allgather_object_bytes(obj, gather_sizes, gather_bytes)
 
 
 def broadcast_optimizer_state(optimizer, root_rank, process_set=global_process_set):

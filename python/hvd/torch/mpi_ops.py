@@ -7,20 +7,20 @@ are handed over by address: the runtime works in their storage. Other dtypes are
 bool as uint8 (sum = logical or, as torch adds bools), int16 via int32, complex as its
 real view (sum and average only).
 """
-import atexit
-import os
-import sys
 import itertools
 import operator
 
 import torch
 
-from hvd import HvdError, HvdInvalidArgument, _core
-
-# Reduction ops, numbered as the runtime's ReduceOp.
-Average, Sum, Min, Max, Product = 0, 1, 2, 3, 4
-Adasum = 5  # allreduce of float16/32/64 over a power-of-two number of ranks (docs/python.md)
-_OP_NAMES = {Average: "Average", Sum: "Sum", Min: "Min", Max: "Max", Product: "Product", Adasum: "Adasum"}
+from hvd import HvdError, HvdInvalidArgument, _core, _common  # noqa: F401
+# The runtime, the build queries, the ops and the process sets: shared with hvd.tensorflow.
+from hvd._common import (  # noqa: F401
+    Average, Sum, Min, Max, Product, Adasum, OP_NAMES as _OP_NAMES,
+    ProcessSet, global_process_set, _set_id, add_process_set, remove_process_set,
+    init, shutdown, is_initialized, rank, size, local_rank, local_size, cross_rank, cross_size,
+    mpi_built, mpi_enabled, mpi_threads_supported, gloo_built, gloo_enabled, nccl_built, ddl_built,
+    ccl_built, cuda_built, rocm_built, _name, _noname, _check_adasum,
+)
 
 _NATIVE = {
     torch.uint8: "uint8", torch.int8: "int8", torch.int32: "int32", torch.int64: "int64",
@@ -30,185 +30,12 @@ _NATIVE = {
 _COMPLEX = (torch.complex64, torch.complex128)
 
 
-class ProcessSet:
-    """A subset of the ranks that runs collectives of its own (``add_process_set``)."""
-
-    def __init__(self, ranks=None):
-        self.ranks = None if ranks is None else sorted(int(r) for r in ranks)
-        self.process_set_id = 0 if ranks is None else None
-
-    def size(self):
-        return _core.size() if self.ranks is None else len(self.ranks)
-
-    def rank(self):
-        """This process's rank within the set (-1 when not a member)."""
-        me = _core.rank()
-        if self.ranks is None:
-            return me
-        return self.ranks.index(me) if me in self.ranks else -1
-
-    def included(self):
-        return self.rank() >= 0
-
-    def __repr__(self):
-        return f"ProcessSet(process_set_id={self.process_set_id}, ranks={self.ranks})"
-
-
-global_process_set = ProcessSet()
-
-
-def _set_id(process_set):
-    if process_set is None:
-        return 0
-    if process_set.process_set_id is None:
-        raise ValueError(f"hvd: {process_set!r} was not added (hvd.add_process_set) or was removed")
-    return process_set.process_set_id
-
-
-def add_process_set(process_set):
-    """Collective: registers a ProcessSet (or a list of ranks); returns the ProcessSet."""
-    if not isinstance(process_set, ProcessSet):
-        process_set = ProcessSet(process_set)
-    process_set.process_set_id = _core.add_process_set(process_set.ranks)
-    return process_set
-
-
-def remove_process_set(process_set):
-    """Collective: removes a set added by add_process_set. Returns True."""
-    _core.remove_process_set(_set_id(process_set))
-    process_set.process_set_id = None
-    return True
-
-
-_atexit_registered = False
-
-
-def init(comm=None, process_sets=None):
-    """Starts the runtime (TCP world under hvdrun --tcp, MPI world under mpirun/hvdrun, else one rank). Knobs come from
-    HVD_*/HOROVOD_* variables (e.g. HOROVOD_TIMELINE)."""
-    if comm is not None:
-        raise ValueError("hvd.init: comm is not supported (the world is MPI_COMM_WORLD)")
-    fresh = not _core.is_initialized()
-    _core.init()
-    if fresh:  # a new world (an elastic reset, say): every member counts unnamed tensors from 0
-        _noname.clear()
-    global _atexit_registered
-    if not _atexit_registered:  # like Horovod: a script that never calls shutdown() ends cleanly
-        atexit.register(_shutdown_at_exit)
-        _atexit_registered = True
-    for ps in process_sets or []:
-        add_process_set(ps)
-    from hvd.torch import trace
-    trace._start_from_env()
-
-
-def shutdown():
-    from hvd.torch import trace
-    trace._finish()
-    _core.shutdown()
-
-
-def _shutdown_at_exit():
-    """The shutdown a script did not call. A runtime that failed (a lost rank, say) reports
-    its failure here once more: one line instead of a second traceback, and exit code 1, so
-    that a failure the script never saw is not lost either."""
-    if not _core.is_initialized():
-        return
-    try:
-        shutdown()
-    except HvdError as e:
-        print(f"hvd: shutdown at exit: {e}", file=sys.stderr)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(1)
-
-
-is_initialized = _core.is_initialized
-
-
-def _initialized(query):
-    """``query`` of the runtime; before init() raises ValueError, as Horovod does."""
-    def f():
-        if not _core.is_initialized():
-            raise ValueError("Horovod has not been initialized; use hvd.init().")
-        return query()
-    f.__name__ = query.__name__
-    f.__doc__ = f"The runtime's {query.__name__}() (ValueError before hvd.init())."
-    return f
-
-
-rank = _initialized(_core.rank)
-size = _initialized(_core.size)
-local_rank = _initialized(_core.local_rank)
-local_size = _initialized(_core.local_size)
-cross_rank = _initialized(_core.cross_rank)
-cross_size = _initialized(_core.cross_size)
-
-# ---------------------------------------------------------------------------------------
-# What this build has (Horovod's *_built / *_enabled queries). hvd.torch runs CPU tensors
-# over the runtime: MPI when built with it (else one rank), or the TCP backend, which stands
-# for Gloo; no NCCL, CUDA, ROCm, DDL or oneCCL in this binding.
-
-
-def mpi_built(verbose=False):
-    """True when the runtime was built with MPI (then it runs over MPI_COMM_WORLD)."""
-    return bool(_core.mpi_built)
-
-
-def _tcp_launched():
-    """hvdrun --tcp (or --gloo) started this process: the TCP backend carries the job."""
-    return os.environ.get("HVD_CONTROLLER", os.environ.get("HOROVOD_CONTROLLER", "")) in ("tcp", "gloo")
-
-
-def mpi_enabled():
-    """True when MPI carries this job: built with MPI and not started by hvdrun --tcp."""
-    return bool(_core.mpi_built) and not _tcp_launched()
-
-
-def mpi_threads_supported():
-    """True when MPI runs with MPI_THREAD_MULTIPLE (ValueError before hvd.init())."""
-    if not _core.is_initialized():
-        raise ValueError("Horovod has not been initialized; use hvd.init().")
-    return bool(_core.mpi_threads_supported())
-
-
-def gloo_built(verbose=False):
-    """True: the TCP backend (hvdrun --tcp, Horovod's Gloo controller) is always built."""
-    return True
-
-
-def gloo_enabled():
-    """True when hvdrun --tcp (or --gloo) started this job."""
-    return _tcp_launched()
-
-
-def nccl_built(verbose=False):
-    """0: hvd.torch has no NCCL path (Horovod returns NCCL's version where it has one)."""
-    return 0
-
-
-def ddl_built(verbose=False):
-    return False
-
-
-def ccl_built(verbose=False):
-    return False
-
-
-def cuda_built(verbose=False):
-    return False
-
-
-def rocm_built(verbose=False):
-    return False
-
 # ---------------------------------------------------------------------------------------
 # Handles and names
 
 
 _handles = {}
 _handle_ids = itertools.count()
-_noname = {}  # process set id -> counter: unnamed tensors match among the set's members
 
 
 def _register(core_handles, finish):
@@ -244,18 +71,6 @@ def synchronize(handle):
     return finish()
 
 
-def _name(kind, name, process_set=None):
-    """``name``, or the next automatic name of the set: every member makes the same calls in
-    the same order, so the n-th unnamed tensor of a set has the same name on every member
-    (a per-set counter: members of one set must not count the others' calls)."""
-    if name is not None:
-        return name
-    sid = _set_id(process_set)
-    n = _noname.get(sid, 0)
-    _noname[sid] = n + 1
-    return f"{kind}.noname.{n}" if sid == 0 else f"{kind}.noname.set{sid}.{n}"
-
-
 def _op(average, op, fn, process_set=None):
     """The runtime's op; an Adasum allreduce over ``process_set`` is checked here."""
     if average is not None:
@@ -268,14 +83,6 @@ def _op(average, op, fn, process_set=None):
     if op == Adasum and process_set is not None:
         _check_adasum(process_set, fn)
     return op
-
-
-def _check_adasum(process_set, fn):
-    """Horovod's check: Adasum needs a power-of-two number of ranks (here the set's)."""
-    n = process_set.size()
-    if n < 1 or n & (n - 1):
-        raise NotImplementedError(f"hvd.{fn}: Running Adasum with non-power of 2 ranks is not supported "
-                                  f"yet ({n} ranks)")
 
 
 def _check_tensor(tensor, fn):

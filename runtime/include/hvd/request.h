@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,18 @@ struct Tensor {
   /// Size in bytes.
   size_t bytes() const { return static_cast<size_t>(count()) * dtype_size(dtype); }
 };
+
+class OpHandle;
+
+/// Completion callback of one request (OpRequest::on_done): the operation's status and its
+/// handle, whose results (output(), output_shape(), received_splits(), last_joined_rank())
+/// are readable during the call. The runtime calls it exactly once: on the thread that
+/// finished the operation (the background loop, or a caller running a cycle) once its
+/// results are in place and its waiters woken; for a request refused up front (bad
+/// arguments, runtime not running or stopped), on the enqueuing thread before enqueue()
+/// returns. Operations failed by the runtime (a lost peer, shutdown, a removed process set)
+/// call it too. It must not block, and must not wait() on a handle of the same runtime.
+using DoneCallback = std::function<void(const Status&, const OpHandle&)>;
 
 /// One collective request as the caller states it (the input of the enqueue funnel).
 struct OpRequest {
@@ -50,6 +63,7 @@ struct OpRequest {
   double ready_at = -1;                  ///< platform time the tensor became ready, when that
                                          ///< was before this call (a cycle hook's submission,
                                          ///< see Runtime::set_cycle_hook); -1: now
+  DoneCallback on_done;                  ///< optional: called once when the operation ends
 };
 
 /// The state of one submitted operation; wait() or poll() for its outcome.

@@ -55,8 +55,13 @@ class Runtime {
   /// Number of nodes.
   int cross_size() const;
 
-  /// The funnel: validates, logs and queues one request.
+  /// The funnel: validates, logs and queues one request. A request with on_done set has it
+  /// called once when it ends (see DoneCallback), even when it is refused here.
   Handle enqueue(OpRequest req);
+  /// Queues `reqs` as one group (what the grouped_* calls do): one negotiated unit, and for
+  /// allreduce as few fused responses as the members allow. Each request keeps its own
+  /// on_done. Returns a handle per request, in order.
+  std::vector<Handle> enqueue_group(std::vector<OpRequest> reqs);
 
   /// Asynchronous allreduce of `in` into `out` (same shape; may alias).
   Handle allreduce_async(const std::string& name, const Tensor& in, const Tensor& out,
