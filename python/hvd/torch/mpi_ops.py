@@ -105,6 +105,10 @@ def init(comm=None, process_sets=None):
 def shutdown():
     from hvd.torch import trace
     trace._finish()
+    # Handles never synchronized go with the world, before the runtime: a result buffer the
+    # runtime allocated (allgather, alltoall, reducescatter) is freed by its device, which
+    # the runtime's shutdown destroys (freeing it later crashed the process at exit).
+    _handles.clear()
     _core.shutdown()
 
 
