@@ -63,6 +63,13 @@ def refusal_checks(c, r, p):
     c.ok(torch.equal(got, torch.full((p,), float(r))) and recv.tolist() == [1] * p, "alltoall with list splits")
     c.close(hvd.allreduce(torch.ones(2), op=hvd.Sum, name="after.refusals"), torch.full((2,), float(p)),
             "allreduce after the refusals")
+    # Results the runtime allocated, never synchronized (as Horovod's duplicate-name tests
+    # leave them): shutdown and exit must not crash freeing them.
+    for h in (hvd.allgather_async(torch.ones(2), name="left.gather"),
+              hvd.reducescatter_async(torch.ones(p, 2), name="left.scatter"),
+              hvd.alltoall_async(torch.ones(p), name="left.alltoall")):
+        while not hvd.poll(h):
+            pass
 
 
 def scaling_checks(c, r, p):

@@ -103,7 +103,7 @@ namespace {
 
 // The full-width kernels (AVX2 where the CPU has it) against the scalar definition, for
 // every plain dtype and op, odd lengths and misaligned starts, in place and into a third
-// array; NaNs in min/max follow `b < a ? b : a` exactly.
+// array; min/max give a NaN where either operand holds one (torch.minimum / maximum).
 template <class T>
 void check_kernels(DataType dt) {
   const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax};
@@ -120,6 +120,9 @@ void check_kernels(DataType dt) {
           if (n > 2) b[static_cast<size_t>(shift + 2)] = std::numeric_limits<T>::quiet_NaN();
         }
         auto want = [&](T x, T y) -> T {
+          if constexpr (std::is_floating_point_v<T>)
+            if ((op == ReduceOp::kMin || op == ReduceOp::kMax) && (x != x || y != y))
+              return std::numeric_limits<T>::quiet_NaN();
           switch (op) {
             case ReduceOp::kProduct: return static_cast<T>(x * y);
             case ReduceOp::kMin: return y < x ? y : x;

@@ -45,4 +45,8 @@ from hvd import _common as _common
 # HVD_RECORD_TRACE starts at init() and the recording is written at shutdown().
 _common._init_hooks.append(_trace._start_from_env)
 _common._shutdown_hooks.append(_trace._finish)
+# Handles never synchronized go with the world, before the runtime: a result buffer the
+# runtime allocated (allgather, alltoall, reducescatter) is freed by its device, which the
+# runtime's shutdown destroys (freeing it later crashed the process at exit).
+_common._shutdown_hooks.append(mpi_ops._handles.clear)
 from hvd.torch import elastic  # noqa: F401,E402  (hvd.elastic.run, TorchState, ...)
