@@ -48,5 +48,6 @@ _common._shutdown_hooks.append(_trace._finish)
 # Handles never synchronized go with the world, before the runtime: a result buffer the
 # runtime allocated (allgather, alltoall, reducescatter) is freed by its device, which the
 # runtime's shutdown destroys (freeing it later crashed the process at exit).
-_common._shutdown_hooks.append(mpi_ops._handles.clear)
+from hvd.torch import mpi_ops as _mpi_ops  # noqa: E402
+_common._shutdown_hooks.append(_mpi_ops._handles.clear)
 from hvd.torch import elastic  # noqa: F401,E402  (hvd.elastic.run, TorchState, ...)
