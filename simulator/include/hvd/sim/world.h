@@ -71,10 +71,4 @@ Status simulate(const WorldOptions& o, const std::function<void(Runtime&, RankSe
 /// Checks a cluster/np combination without simulating (the errors simulate() would give).
 Status check_world(const WorldOptions& o);
 
-/// Loads the platform XML `file` in a child process (SimGrid aborts on what it cannot use)
-/// and checks that it has `np` hosts and a route between every two ranks' hosts (all pairs
-/// up to 256 ranks, else each rank with rank 0 and its ring neighbours). A SimGrid abort
-/// becomes the error: kInvalidArgument, one line. For hvdsim, before its runs.
-Status check_platform_file(const std::string& file, int np);
-
 }  // namespace hvd::sim
