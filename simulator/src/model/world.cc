@@ -116,11 +116,11 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
   fabric->cache_curve = o.model.cache_curve;
   // NCCL's variables act on NCCL's collectives only: a job whose GPU collectives are the
   // runtime's own would ignore them, so they are refused rather than silently dropped.
-  if (!o.nccl) {
-    const char* set = o.nccl_algo != "auto"          ? "runtime.nccl_algo"
-                      : o.nccl_proto != "auto"       ? "runtime.nccl_proto"
-                      : o.nccl_min_nchannels != 0    ? "runtime.nccl_min_nchannels"
-                      : o.nccl_max_nchannels != 64   ? "runtime.nccl_max_nchannels"
+  if (!o.nccl.enabled) {
+    const char* set = o.nccl.algo                    ? "runtime.nccl_algo"
+                      : o.nccl.proto                 ? "runtime.nccl_proto"
+                      : o.nccl.min_channels != 0     ? "runtime.nccl_min_nchannels"
+                      : o.nccl.max_channels != 64    ? "runtime.nccl_max_nchannels"
                       : o.cluster.network.sharp      ? "cluster.network.sharp"
                                                      : nullptr;
     if (set)
@@ -128,7 +128,7 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
                                      ": applies to NCCL's collectives (runtime.gpu_operations \"nccl\"); this scenario's GPU "
                                      "collectives are the runtime's own (gpu_operations \"hvd\")");
   }
-  if (o.nccl) {
+  if (o.nccl.enabled) {
     // NCCL runs the GPU allreduce (Horovod's HOROVOD_GPU_OPERATIONS=NCCL): a knob that would
     // hand it to the runtime's own algorithms, or one the NCCL path never reads, contradicts it.
     const std::string& alg = o.config.allreduce_algorithm;
@@ -140,18 +140,16 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
       return Status::InvalidArgument("runtime.hierarchical_allreduce: not with NCCL's allreduce (runtime.gpu_operations "
                                      "\"nccl\"): NCCL's ring and tree already run inside the node over NVLink and across "
                                      "nodes over the NICs (runtime.nccl_algo); Horovod's NCCL-then-MPI split is not modelled");
-    auto m = nccl_machine(o.cluster, o.np);
+    auto m = nccl_machine(o.cluster, o.np, o.nccl);
     if (!m.ok()) return m.status();
-    m->min_channels = o.nccl_min_nchannels;
-    m->max_channels = o.nccl_max_nchannels;
     // As NCCL does ("no algorithm/protocol available"): an NCCL_ALGO / NCCL_PROTO that cannot
     // run the job's allreduce on this machine is an error, not a silent fallback.
-    if (o.np > 1 && !nccl_call(*m, NcclColl::kAllreduce, 1 << 20, o.nccl_algo, o.nccl_proto).ok)
-      return Status::InvalidArgument("runtime.nccl_algo: " + o.nccl_algo +
-                                     (o.nccl_proto != "auto" ? " with runtime.nccl_proto " + o.nccl_proto : std::string()) +
+    if (o.np > 1 && !nccl_call(*m, NcclColl::kAllreduce, 1 << 20, o.nccl).ok)
+      return Status::InvalidArgument("runtime.nccl_algo: " + std::string(o.nccl.algo_name()) +
+                                     (o.nccl.proto ? " with runtime.nccl_proto " + std::string(o.nccl.proto_name()) : std::string()) +
                                      " cannot run allreduce on " + std::to_string(m->nodes) + " node(s) of " +
                                      std::to_string(m->ranks_per_node) + " GPUs (np " + std::to_string(o.np) + ")");
-    fabric->nccl = std::make_shared<const SimNccl>(SimNccl{*m, o.nccl_algo, o.nccl_proto});
+    fabric->nccl = std::make_shared<const SimNccl>(SimNccl{*m, o.nccl});
   }
   DeviceCostSpec host_cost = o.gpu_cost;
   host_cost.host_staged = false;

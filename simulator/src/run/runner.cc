@@ -123,10 +123,6 @@ WorldOptions world_options(const ScenarioPoint& pt, int np) {
   wo.cluster = pt.cluster;
   wo.model = pt.simulation;
   wo.nccl = pt.nccl;
-  wo.nccl_algo = pt.nccl_algo;
-  wo.nccl_proto = pt.nccl_proto;
-  wo.nccl_min_nchannels = pt.nccl_min_nchannels;
-  wo.nccl_max_nchannels = pt.nccl_max_nchannels;
   wo.gpu_cost = pt.device;
   wo.np = np;
   wo.config = pt.config;

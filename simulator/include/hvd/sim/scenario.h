@@ -12,6 +12,7 @@
 #include "hvd/config.h"
 #include "hvd/report/report.h"
 #include "hvd/sim/cluster.h"
+#include "hvd/sim/nccl_model.h"
 #include "hvd/status.h"
 #include "hvd/workloads/optimizer.h"
 #include "hvd/workloads/precision.h"
@@ -41,11 +42,7 @@ struct ScenarioPoint {
   WorkloadSpec workload;           ///< what to train
   Config config;                   ///< runtime knobs (defaults + scenario "runtime")
   std::map<std::string, std::string> knobs;  ///< the knobs the scenario set, as written
-  std::string nccl_algo = "auto";  ///< runtime.nccl_algo: NCCL_ALGO of the job (hvd/sim/nccl_model.h)
-  std::string nccl_proto = "auto";  ///< runtime.nccl_proto: NCCL_PROTO of the job
-  int nccl_min_nchannels = 0;      ///< runtime.nccl_min_nchannels: NCCL_MIN_NCHANNELS (0: NCCL's)
-  int nccl_max_nchannels = 64;     ///< runtime.nccl_max_nchannels: NCCL_MAX_NCHANNELS
-  bool nccl = false;               ///< runtime.gpu_operations "nccl": GPU collectives on NCCL
+  NcclSettings nccl;               ///< runtime.gpu_operations and NCCL's variables (runtime.nccl_*)
   std::vector<int> np;             ///< ranks to simulate
   bool with_data = false;          ///< real bytes
   int parallel = 2;                ///< simulations run at once
