@@ -1,5 +1,6 @@
 // NCCL's settings of a scenario (NcclSettings, hvd/sim/nccl_model.h): read once from its
-// runtime section, with the names of the NCCL model's own tables.
+// runtime section, with the names of the NCCL model's own tables, and checked against the
+// run before it is simulated.
 #include <strings.h>
 
 #include <optional>
@@ -46,6 +47,37 @@ int read_channels(const std::string& path, const json& v, bool is_min) {
   return v.get<int>();
 }
 
+// NCCL's variables act on NCCL's collectives only: a job whose GPU collectives are the
+// runtime's own would ignore them, so they are refused rather than silently dropped.
+Status refuse_unused(const ScenarioPoint& pt) {
+  const NcclSettings& s = pt.nccl;
+  const char* set = s.algo                       ? "runtime.nccl_algo"
+                    : s.proto                    ? "runtime.nccl_proto"
+                    : s.min_channels != 0        ? "runtime.nccl_min_nchannels"
+                    : s.max_channels != 64       ? "runtime.nccl_max_nchannels"
+                    : pt.cluster.network.sharp   ? "cluster.network.sharp"
+                                                 : nullptr;
+  if (!set) return Status::OK();
+  return Status::InvalidArgument(std::string(set) +
+                                 ": applies to NCCL's collectives (runtime.gpu_operations \"nccl\"); this scenario's GPU "
+                                 "collectives are the runtime's own (gpu_operations \"hvd\")");
+}
+
+// NCCL runs the GPU allreduce (Horovod's HOROVOD_GPU_OPERATIONS=NCCL): a knob that would
+// hand it to the runtime's own algorithms, or one the NCCL path never reads, contradicts it.
+Status refuse_own_allreduce(const Config& config) {
+  const std::string& alg = config.allreduce_algorithm;
+  if (alg != "auto" && alg != "native")
+    return Status::InvalidArgument("runtime.allreduce_algorithm: \"" + alg +
+                                   "\" is the runtime's own allreduce, which would replace NCCL's (runtime.gpu_operations "
+                                   "\"nccl\"); NCCL's algorithm is runtime.nccl_algo, or set gpu_operations \"hvd\"");
+  if (config.hierarchical_allreduce)
+    return Status::InvalidArgument("runtime.hierarchical_allreduce: not with NCCL's allreduce (runtime.gpu_operations "
+                                   "\"nccl\"): NCCL's ring and tree already run inside the node over NVLink and across "
+                                   "nodes over the NICs (runtime.nccl_algo); Horovod's NCCL-then-MPI split is not modelled");
+  return Status::OK();
+}
+
 }  // namespace
 
 bool read_nccl_knob(const std::string& key, const json& v, const std::string& text, ScenarioPoint* o) {
@@ -68,6 +100,21 @@ bool read_nccl_knob(const std::string& key, const json& v, const std::string& te
   }
   o->knobs[key] = shown;
   return true;
+}
+
+Status check_nccl_run(const ScenarioPoint& pt, int np) {
+  if (!pt.nccl.enabled) return refuse_unused(pt);
+  HVD_RETURN_IF_ERROR(refuse_own_allreduce(pt.config));
+  auto m = nccl_machine(pt.cluster, np, pt.nccl);
+  if (!m.ok()) return m.status();
+  // As NCCL does ("no algorithm/protocol available"): an NCCL_ALGO / NCCL_PROTO that cannot
+  // run the job's allreduce on this machine is an error, not a silent fallback.
+  if (np > 1 && !nccl_call(*m, NcclColl::kAllreduce, 1 << 20, pt.nccl).ok)
+    return Status::InvalidArgument("runtime.nccl_algo: " + std::string(pt.nccl.algo_name()) +
+                                   (pt.nccl.proto ? " with runtime.nccl_proto " + std::string(pt.nccl.proto_name()) : std::string()) +
+                                   " cannot run allreduce on " + std::to_string(m->nodes) + " node(s) of " +
+                                   std::to_string(m->ranks_per_node) + " GPUs (np " + std::to_string(np) + ")");
+  return Status::OK();
 }
 
 }  // namespace hvd::sim

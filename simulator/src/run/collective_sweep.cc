@@ -45,7 +45,9 @@ Status simulate_collective_sweep(const ScenarioPoint& pt, int np, NcclColl coll,
   HVD_RETURN_IF_ERROR(run_isolated(
       [&](std::string* res) {
         WorldOptions wo = world_options(pt, np);
-        if (!wo.nccl.enabled) {  // NCCL's variables are the raw column's; the runtime's own collectives run here
+        if (wo.nccl.enabled) {
+          HVD_RETURN_IF_ERROR(check_nccl_run(pt, np));
+        } else {  // NCCL's variables are the raw column's; the runtime's own collectives run here
           wo.nccl = NcclSettings{};
           wo.cluster.network.sharp = false;  // NCCL's CollNet: the runtime's own collectives never use it
         }

@@ -202,6 +202,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   std::vector<replay::ReplayResult> results(static_cast<size_t>(np));
   std::vector<Status> statuses(static_cast<size_t>(np));
   WorldInfo info;
+  HVD_RETURN_IF_ERROR(check_nccl_run(pt, np));
   HVD_RETURN_IF_ERROR(simulate(
       wo,
       [&](Runtime& rt, RankSeams& seams) {

@@ -71,6 +71,16 @@ Status parse_scenario(const std::string& text, const std::string& source,
 Status load_scenario(const std::string& path, const std::vector<std::string>& overrides,
                      Scenario* out);
 
+/// The NCCL checks of a run of `np` ranks of `pt`, before it is simulated (a training run's,
+/// and the runtime column of a collective sweep on NCCL). NCCL's variables and
+/// cluster.network.sharp act on NCCL's collectives only, so without runtime.gpu_operations
+/// "nccl" they are refused rather than ignored; with it, so are the runtime's own allreduce
+/// choices (runtime.allreduce_algorithm other than auto or native,
+/// runtime.hierarchical_allreduce), a cluster the NCCL model does not price (nccl_machine),
+/// and, as NCCL refuses it ("no algorithm/protocol available"), an NCCL_ALGO / NCCL_PROTO
+/// that cannot run the job's allreduce on its machine. kInvalidArgument, one line.
+Status check_nccl_run(const ScenarioPoint& pt, int np);
+
 /// Loads the platform XML `file` in a child process (SimGrid aborts on what it cannot use)
 /// and checks that it has `np` hosts and a route between every two ranks' hosts (all pairs
 /// up to 256 ranks, else each rank with rank 0 and its ring neighbours). A SimGrid abort

@@ -35,7 +35,7 @@ struct WorldOptions {
   bool with_data = false;            ///< move and reduce real bytes (small runs only)
   /// GPU collectives on NCCL (nccl.enabled, runtime.gpu_operations "nccl"): the transports
   /// offer native collectives timed by the NCCL model (hvd/sim/nccl_model.h) with these
-  /// settings.
+  /// settings (checked before a run by check_nccl_run, hvd/sim/scenario.h).
   NcclSettings nccl;
   Config config;                     ///< runtime knobs (simulate() only)
   TimelineWriter* timeline = nullptr;  ///< shared timeline in simulated time (may be null)
