@@ -32,14 +32,14 @@ std::string algorithm(const NcclCall& c, NcclColl coll) {
 }
 
 void print(const Scenario& sc, const CollectiveArgs& a, NcclColl coll, const NcclMachine& m, const std::vector<Row>& rows,
-           const std::string& algo, const std::string& proto) {
+           const NcclSettings& nccl) {
   const int np = m.ranks();
   const bool reducing = reduces(coll);
   std::printf("# hvdsim --collective %s: %s, %d ranks (%d nodes x %d), %s%s%s\n", a.collective.c_str(),
               sc.source.c_str(), np, m.nodes, m.ranks_per_node, a.datatype.c_str(), reducing ? " " : "",
               reducing ? a.op.c_str() : "");
-  std::printf("# raw: NCCL as its tuner picks it, on the model's clock (NCCL_ALGO %s, NCCL_PROTO %s, ", algo.c_str(),
-              proto.c_str());
+  std::printf("# raw: NCCL as its tuner picks it, on the model's clock (NCCL_ALGO %s, NCCL_PROTO %s, ", nccl.algo_name(),
+              nccl.proto_name());
   if (m.gpus_per_thread > 1) std::printf("-g %d: one thread launches %d GPUs' kernels, ", m.gpus_per_thread, m.gpus_per_thread);
   if (m.min_channels > 0) std::printf("NCCL_MIN_NCHANNELS %d, ", m.min_channels);
   if (m.max_channels < 64) std::printf("NCCL_MAX_NCHANNELS %d, ", m.max_channels);
@@ -64,11 +64,10 @@ void print(const Scenario& sc, const CollectiveArgs& a, NcclColl coll, const Ncc
 
 // {"collective", "np", "rows": [{"bytes", "hvd": {...}, "raw": {...}}]} and the CSV beside it.
 Status write_report(const std::string& path, const Scenario& sc, const CollectiveArgs& a, NcclColl coll,
-                    const NcclMachine& m, const std::vector<Row>& rows, const std::string& algo,
-                    const std::string& proto) {
+                    const NcclMachine& m, const std::vector<Row>& rows, const NcclSettings& nccl) {
   const double f = nccl_bus_factor(coll, m.ranks());
   nlohmann::json j = {{"collective", a.collective}, {"np", m.ranks()}, {"nodes", m.nodes},
-                      {"scenario", sc.source}, {"nccl_algo", algo}, {"nccl_proto", proto},
+                      {"scenario", sc.source}, {"nccl_algo", nccl.algo_name()}, {"nccl_proto", nccl.proto_name()},
                       {"nccl_min_nchannels", m.min_channels}, {"nccl_max_nchannels", m.max_channels},
                       {"gpus_per_thread", m.gpus_per_thread}, {"type", a.datatype},
                       {"redop", reduces(coll) ? a.op : "none"},
@@ -95,15 +94,16 @@ Status write_report(const std::string& path, const Scenario& sc, const Collectiv
   return report::write_report_files(path, j.dump(2) + "\n", csv.str());
 }
 
-}  // namespace
-
-int run_collective(const Scenario& sc, const CollectiveArgs& a) {
-  NcclColl coll;
-  if (!parse_nccl_coll(a.collective, &coll)) {
-    std::cerr << "hvdsim: --collective: '" << a.collective << "' is not one of allreduce, allgather, reducescatter, broadcast, alltoall\n";
+// The collective and the sizes of the sweep from the command line: 0, or the exit code after
+// saying what is wrong.
+int read_sweep(const CollectiveArgs& a, NcclColl* coll, std::vector<int64_t>* sizes) {
+  if (!parse_nccl_coll(a.collective, coll)) {
+    std::string names;
+    for (const std::string& n : nccl_coll_names()) names += (names.empty() ? "" : ", ") + n;
+    std::cerr << "hvdsim: --collective: '" << a.collective << "' is not one of " << names << "\n";
     return 2;
   }
-  if (a.op_given && !reduces(coll)) {
+  if (a.op_given && !reduces(*coll)) {
     std::cerr << "hvdsim: --op: " << a.collective << " does not reduce\n";
     return 2;
   }
@@ -123,15 +123,21 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     std::cerr << "hvdsim: --maxbytes: " << a.max_b << " is larger than 64 GiB, the largest size a sweep takes\n";
     return 2;
   }
-  ScenarioPoint pt = sc.points.front();
-  const int np = a.np > 0 ? a.np : pt.np.back();
-  auto machine = nccl_machine(pt.cluster, np);
+  for (int64_t s = *lo; s <= *hi; s *= a.factor) {
+    sizes->push_back(s);
+    if (s > *hi / a.factor) break;
+  }
+  return 0;
+}
+
+// The machine of the raw column (np ranks of the point's cluster, nccl-tests' -g threads),
+// where NCCL's settings can run `coll`: 0, or the exit code after saying why not.
+int raw_machine(const ScenarioPoint& pt, const CollectiveArgs& a, NcclColl coll, int np, NcclMachine* out) {
+  auto machine = nccl_machine(pt.cluster, np, pt.nccl);
   if (!machine.ok()) {
     std::cerr << "hvdsim: " << machine.status().message() << "\n";
     return 2;
   }
-  machine->min_channels = pt.nccl_min_nchannels;
-  machine->max_channels = pt.nccl_max_nchannels;
   if (a.gpus_per_thread > machine->ranks_per_node) {
     std::cerr << "hvdsim: --ngpus: " << a.gpus_per_thread << " GPUs per thread, but a node runs "
               << machine->ranks_per_node << (machine->ranks_per_node == 1 ? " rank" : " ranks")
@@ -144,30 +150,39 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     return 2;
   }
   machine->gpus_per_thread = a.gpus_per_thread;
-  if (!nccl_call(*machine, coll, 1 << 20, pt.nccl_algo, pt.nccl_proto).ok) {
-    std::cerr << "hvdsim: runtime.nccl_algo: " << pt.nccl_algo
-              << (pt.nccl_proto != "auto" ? " with runtime.nccl_proto " + pt.nccl_proto : std::string())
+  if (!nccl_call(*machine, coll, 1 << 20, pt.nccl).ok) {
+    std::cerr << "hvdsim: runtime.nccl_algo: " << pt.nccl.algo_name()
+              << (pt.nccl.proto ? " with runtime.nccl_proto " + std::string(pt.nccl.proto_name()) : std::string())
               << " cannot run " << a.collective << " on this machine (" << machine->nodes
               << (machine->nodes == 1 ? " node" : " nodes") << "; nvls needs NVSwitch with NVLink SHARP, collnet cluster.network.sharp and "
               << "several nodes, tree and nvls_tree allreduce only, nvls, nvls_tree, collnet and alltoall Simple only; "
               << "alltoall is send/receive, which no NCCL_ALGO chooses)\n";
     return 2;
   }
+  *out = *machine;
+  return 0;
+}
+
+}  // namespace
+
+int run_collective(const Scenario& sc, const CollectiveArgs& a) {
+  NcclColl coll;
+  std::vector<int64_t> sizes;
+  if (const int rc = read_sweep(a, &coll, &sizes)) return rc;
+  ScenarioPoint pt = sc.points.front();
+  const int np = a.np > 0 ? a.np : pt.np.back();
+  NcclMachine machine;
+  if (const int rc = raw_machine(pt, a, coll, np, &machine)) return rc;
   // As hvdbench's collective mode: event-driven cycle unless the scenario sets one.
   if (!pt.knobs.count("cycle_time_ms") && !pt.knobs.count("HVD_CYCLE_TIME") && !pt.knobs.count("HOROVOD_CYCLE_TIME"))
     pt.config.cycle_time_ms = 0;
-  std::vector<int64_t> sizes;
-  for (int64_t s = *lo; s <= *hi; s *= a.factor) {
-    sizes.push_back(s);
-    if (s > *hi / a.factor) break;
-  }
   std::vector<Row> rows;
   const int esize = static_cast<int>(dtype_size(dtype_of(a.datatype)));
   for (int64_t s : sizes) {
     Row r;
     r.count = sweep_count(coll, s, np, esize);
     r.bytes = r.count * esize;
-    r.raw = nccl_call(*machine, coll, static_cast<size_t>(r.bytes), pt.nccl_algo, pt.nccl_proto);
+    r.raw = nccl_call(machine, coll, static_cast<size_t>(r.bytes), pt.nccl);
     rows.push_back(r);
   }
   if (!a.raw_only) {
@@ -179,9 +194,9 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
     }
     for (size_t i = 0; i < rows.size() && i < pts.size(); ++i) rows[i].hvd_s = pts[i].seconds;
   }
-  print(sc, a, coll, *machine, rows, pt.nccl_algo, pt.nccl_proto);
+  print(sc, a, coll, machine, rows, pt.nccl);
   if (!a.report_path.empty()) {
-    if (Status s = write_report(a.report_path, sc, a, coll, *machine, rows, pt.nccl_algo, pt.nccl_proto); !s.ok()) {
+    if (Status s = write_report(a.report_path, sc, a, coll, machine, rows, pt.nccl); !s.ok()) {
       std::cerr << "hvdsim: " << s.message() << "\n";
       return 1;
     }

@@ -146,7 +146,7 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--collective", a.collective,
                  "a size sweep of one collective instead, in nccl-tests' columns: raw (NCCL as the backend runs it) "
                  "beside hvd (the runtime API)")
-      ->check(CLI::IsMember({"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"}));
+      ->check(CLI::IsMember(hvd::sim::nccl_coll_names()));
   app.add_flag("--raw-only", a.raw_only, "sweep: the raw column alone (no runtime simulation)");
   app.add_option("-b,--minbytes", a.min_b, "sweep: smallest size (default 8)");
   app.add_option("-e,--maxbytes", a.max_b, "sweep: largest size (default 64MiB)");

@@ -1,6 +1,5 @@
 // Field-by-field reading of a scenario document. Unknown keys are errors (typos must not
 // pass silently); every message names the path, shows the value and says what was wanted.
-#include <strings.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -484,40 +483,7 @@ void read_runtime(const json& j, ScenarioPoint* o) {
     else if (v.is_boolean()) text = v.get<bool>() ? "true" : "false";
     else if (v.is_number()) text = v.dump();
     else fail(p, v, "a knob value (string, number or boolean)");
-    if (k == "nccl_algo") {  // NCCL's own variable (NCCL_ALGO; any case, as NCCL reads it), not an hvd knob
-      static const std::vector<std::string> algos = {"auto", "ring", "tree", "nvls", "nvls_tree", "collnet"};
-      const auto it = std::find_if(algos.begin(), algos.end(),
-                                   [&](const std::string& a) { return strcasecmp(a.c_str(), text.c_str()) == 0; });
-      if (!v.is_string() || it == algos.end()) fail(p, v, "one of auto, ring, tree, nvls, nvls_tree, collnet (NCCL_ALGO)");
-      o->nccl_algo = *it;
-      o->knobs[k] = *it;
-      continue;
-    }
-    if (k == "nccl_proto") {  // NCCL's own variable (NCCL_PROTO; any case, as NCCL reads it)
-      static const std::vector<std::string> protos = {"auto", "LL", "LL128", "Simple"};
-      const auto it = std::find_if(protos.begin(), protos.end(),
-                                   [&](const std::string& q) { return strcasecmp(q.c_str(), text.c_str()) == 0; });
-      if (!v.is_string() || it == protos.end()) fail(p, v, "one of auto, LL, LL128, Simple (NCCL_PROTO)");
-      o->nccl_proto = *it;
-      o->knobs[k] = *it;
-      continue;
-    }
-    if (k == "nccl_min_nchannels" || k == "nccl_max_nchannels") {  // NCCL_MIN/MAX_NCHANNELS
-      const bool is_min = k == "nccl_min_nchannels";
-      const int lo = is_min ? 0 : 1;
-      if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > 64)
-        fail(p, v, std::string("an integer from ") + (is_min ? "0" : "1") + " to 64 (NCCL_" + (is_min ? "MIN" : "MAX") +
-                       "_NCHANNELS; NCCL runs at most 64 channels)");
-      (is_min ? o->nccl_min_nchannels : o->nccl_max_nchannels) = v.get<int>();
-      o->knobs[k] = text;
-      continue;
-    }
-    if (k == "gpu_operations") {  // Horovod's HOROVOD_GPU_OPERATIONS: which library runs GPU collectives
-      if (text != "nccl" && text != "hvd") fail(p, v, "\"nccl\" (NCCL's collectives, as NCCL times them) or \"hvd\" (the runtime's own)");
-      o->nccl = text == "nccl";
-      o->knobs[k] = text;
-      continue;
-    }
+    if (read_nccl_knob(k, v, text, o)) continue;  // gpu_operations and NCCL's variables (nccl_settings.cc)
     Status s = o->config.set(k, text);
     if (!s.ok()) {
       std::string known;

@@ -70,6 +70,12 @@ inline constexpr int kCalibrationVersion = 1;
 /// into doc where the scenario gives none. Throws ScenarioError naming the file and path.
 void apply_calibration(nlohmann::json& doc, const std::string& scenario_source);
 
+/// Reads runtime.`key` into o->nccl (and o->knobs) when it is runtime.gpu_operations or one
+/// of NCCL's variables (nccl_algo, nccl_proto, nccl_min_nchannels, nccl_max_nchannels; `text`
+/// is the value as a knob string): true; false for any other key. Throws ScenarioError
+/// (nccl_settings.cc).
+bool read_nccl_knob(const std::string& key, const nlohmann::json& v, const std::string& text, ScenarioPoint* o);
+
 /// The "what_if" entries: (name, {path: value}). Throws ScenarioError.
 std::vector<std::pair<std::string, nlohmann::json>> what_if_points(const nlohmann::json& doc);
 

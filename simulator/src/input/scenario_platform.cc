@@ -2,15 +2,23 @@
 // (no exception to catch) on a zero or NaN bandwidth, loads a ".so" as code, and builds
 // whatever host count a <cluster radical> asks for. This reads the file and the attributes
 // the simulation depends on: link bandwidths and latencies, and host counts. What is left
-// (routes between the ranks' hosts) is checked by check_platform_routes (topology.cc).
+// (hosts and routes between the ranks' hosts) is checked by check_platform_file, which loads
+// the file in SimGrid in a child process before hvdsim's runs.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string_view>
 
+#include "hvd/sim/isolate.h"
+#include "hvd/sim/scenario.h"
 #include "input/scenario_json.h"
+#include "model/topology.h"
 
 namespace hvd::sim {
 namespace {
@@ -152,6 +160,89 @@ std::string check_platform_xml(const std::string& path) {
     return "describes " + std::to_string(static_cast<long long>(hosts)) + " hosts, more than " +
            std::to_string(static_cast<long long>(kMaxPlatformHosts));
   return "";
+}
+
+namespace {
+
+// The first line SimGrid printed before it aborted ("[0.000000] file.cpp:322:
+// [root/CRITICAL] You're trying to send data ...": the part after the category).
+std::string simgrid_complaint(int fd) {
+  std::string text;
+  char buf[4096];
+  ::lseek(fd, 0, SEEK_SET);
+  for (ssize_t n; text.size() < (1 << 16) && (n = ::read(fd, buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<size_t>(n));
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line))
+    if (const size_t at = line.find("/CRITICAL] "); at != std::string::npos) return line.substr(at + 11);
+  return "";
+}
+
+// Loads the file in this process's (new) engine and checks hosts and routes.
+Status load_and_route(const std::string& file, int np) {
+  static int argc = 3;
+  static char a0[] = "hvdsim", a1[] = "--log=root.thres:critical", a2[] = "--log=xbt_cfg.thres:critical";
+  static char* argv[] = {a0, a1, a2, nullptr};
+  sg4::Engine e(&argc, argv);
+  ClusterSpec c;
+  c.platform_file = file;
+  BuiltPlatform plat;
+  HVD_RETURN_IF_ERROR(load_platform_file(c, &plat));
+  e.seal_platform();  // routes are computed by then
+  const std::string shown = "cluster.platform_file: \"" + file.substr(0, 60) + "\"";
+  if (static_cast<int>(plat.gpus.size()) < np)
+    return Status::InvalidArgument(shown + " has " + std::to_string(plat.gpus.size()) +
+                                   " hosts, not the " + std::to_string(np) + " the ranks need");
+  // Every ordered pair up to 256 ranks; beyond, what the runtime's traffic needs at least:
+  // each rank with rank 0 (negotiation) and with its ring neighbours.
+  auto routed = [&](int a, int b) {
+    std::vector<sg4::Link*> links;
+    double latency = 0;
+    plat.gpus[static_cast<size_t>(a)]->route_to(plat.gpus[static_cast<size_t>(b)], links, &latency);
+    return !links.empty() || latency > 0;  // as SimGrid's network model requires
+  };
+  for (int a = 0; a < np; ++a)
+    for (int b = 0; b < np; ++b) {
+      if (a == b || (np > 256 && a != 0 && b != 0 && (a - b + np) % np != 1 && (b - a + np) % np != 1)) continue;
+      if (!routed(a, b))
+        return Status::InvalidArgument(shown + " is not a platform with a route between every two ranks' hosts "
+                                       "(none from " + plat.gpus[static_cast<size_t>(a)]->get_name() + " to " +
+                                       plat.gpus[static_cast<size_t>(b)]->get_name() + ")");
+    }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status check_platform_file(const std::string& file, int np) {
+  // SimGrid prints what it cannot use and aborts: into a file, to be told in one line.
+  char name[] = "/tmp/hvdsim_platform_XXXXXX";
+  const int fd = ::mkstemp(name);
+  if (fd < 0) return Status::Internal(std::string("mkstemp: ") + std::strerror(errno));
+  ::unlink(name);
+  std::string unused;
+  Status s = run_isolated(
+      [&](std::string*) {
+        const int saved = ::dup(2);
+        ::dup2(fd, 2);
+        Status r = load_and_route(file, np);
+        ::dup2(saved, 2);
+        ::close(saved);
+        return r;
+      },
+      &unused);
+  if (!s.ok() && s.code() != StatusCode::kInvalidArgument) {
+    // What SimGrid said before it aborted, or what it threw, or that it crashed.
+    std::string why = simgrid_complaint(fd);
+    const std::string threw = "simulation threw: ";
+    if (why.empty() && s.message().rfind(threw, 0) == 0) why = s.message().substr(threw.size());
+    if (why.empty()) why = "SimGrid crashed on it: " + s.message();
+    s = Status::InvalidArgument("cluster.platform_file: \"" + file.substr(0, 60) +
+                                "\" is not a platform SimGrid can use (" + why.substr(0, 160) + ")");
+  }
+  ::close(fd);
+  return s;
 }
 
 }  // namespace hvd::sim

@@ -1,16 +1,26 @@
 // NCCL 2.26's tuner (src/graph/tuning.cc), its topology search's channel counts
 // (src/graph/search.cc) and its per-call channel choice (src/enqueue.cc), over the links of a
 // modelled machine, and the clock the chosen call runs on. Every tuner constant below is
-// NCCL's, quoted with its source line in ../shared/reference/nccl-facts.json; the clock's own
-// (the single-thread launch of nccl-tests -g, NVLS's loop, its share across nodes, NVLS tree's
-// fill) are measured or derived; docs/nccl_model.md says where the model departs.
+// NCCL's, quoted with its line in NVIDIA/nccl at tag v2.26.6-1 (commit 8171af6,
+// https://github.com/NVIDIA/nccl/tree/v2.26.6-1); the clock's own (the single-thread launch of
+// nccl-tests -g, NVLS's loop, its share across nodes, NVLS tree's fill) are measured or
+// derived, each with its public source; docs/nccl_model.md says where the model departs.
+//
+// The model is tables, one index space each: algorithms are rows in NcclAlgo's order
+// (kAlgos), protocols are columns of those rows and rows of their own in NcclProto's order
+// (kProtos), collectives are rows in NcclColl's order (kColls). Their names are kept there
+// only; parsing, printing and reports read them through nccl_*_name and parse_nccl_*. NCCL's
+// tuner and the clock price a call from the same rows: estimate_us is what NCCL computes to
+// choose, clock_us what the simulation charges for the choice.
 #include "hvd/sim/nccl_model.h"
 
 #include <strings.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -20,14 +30,14 @@
 namespace hvd::sim {
 namespace {
 
-constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
-constexpr int kTree = 0, kRing = 1, kCollnet = 2, kNvls = 3, kNvlsTree = 4;  // rows below
+constexpr size_t idx(NcclAlgo a) { return static_cast<size_t>(a); }
+constexpr size_t idx(NcclProto p) { return static_cast<size_t>(p); }
+constexpr size_t idx(NcclColl c) { return static_cast<size_t>(c); }
+constexpr unsigned bit(NcclColl c) { return 1u << idx(c); }
 
-// Latencies in us (tuning.cc L118-L142): base per algorithm, and per hop by link class.
-constexpr double kBaseLat[5][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-constexpr double kHwLatNvlink[5][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}, {0, 0, 25}};
-constexpr double kHwLatPci[5][3] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}, {0, 0, 0}};
-constexpr double kHwLatNet[5][3] = {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}, {0, 0, 14}};
+/// One value per protocol, in NcclProto's order.
+using PerProto = std::array<double, kNcclProtos>;
+
 // Bandwidth caps in GB/s (tuning.cc L144-L175): rows Volta, Ampere, Hopper; columns 1, 2,
 // more nodes. llMaxBws' rows are the GPU generation on one node and the CPU vendor across
 // nodes (row 0 Intel, row 1 AMD).
@@ -35,11 +45,6 @@ constexpr double kLLMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.
 constexpr double kPerChMaxRingLL128Bw[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}};
 constexpr double kPerChMaxTreeLL128Bw[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}};
 constexpr double kPerChMaxTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
-// Tree allreduce bandwidth correction by log2(bytes / 64) (tuning.cc L522-L528).
-constexpr double kTreeCorrection[3][23] = {
-    {1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0},
-    {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9}};
 // Per-channel search speeds in GB/s (search.cc L17-L53): the first that fits is taken.
 constexpr double kSpeedIntra[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
 constexpr double kSpeedIntraSm90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
@@ -47,20 +52,204 @@ constexpr double kSpeedInter[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0
                                   7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 constexpr double kSpeedInterSm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                       15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+// The protocols, one row each in NcclProto's order. Adding a protocol is a row here and a
+// column in each algorithm's latencies (kAlgos); an algorithm whose bandwidth the protocol
+// caps says how in its bandwidth function (ring_bw, tree_bw).
+struct ProtoRow {
+  NcclProto proto;
+  const char* name;          // NCCL_PROTO's spelling
+  int min_arch;              // the oldest GPU generation that runs it (compute capability x 10)
+  int threads;               // threads of a channel (enqueue.cc: NCCL_LL128_MAX_NTHREADS 640)
+  double thread_bytes;       // bytes each thread must get, else a call drops a channel
+  bool thread_bytes_per_rank;  // thread_bytes per rank of the call (enqueue.cc L1751-L1792)
+  double net_overhead;       // multiple of the per-step network overhead (tuning.cc: Simple 3)
+  double switch_step_us;     // the clock's hop through NVSwitch (0: the tuner's, from kAlgos)
+  double tree_correction[23];  // tree allreduce's bandwidth by log2(bytes / 64) (tuning.cc L522-L528)
+};
+// An LL128 step through NVSwitch: the tuner's 1.9 us is twice what one thread per GPU measures
+// (DGX A100, nccl-tests -t N, NCCL_PROTO=LL128, one channel: ~20..~32 us for 2..8 GPUs, 1.0 us a
+// step; NVIDIA/nccl-tests#123), and the published one-node H100 ring's LL128 sizes (4-32 MiB,
+// togethercomputer/together-nccl-tests) leave at most 1.4 us a step beside the tuner's base.
+constexpr ProtoRow kProtos[] = {
+    {NcclProto::kLL, "LL", 0, 512, 8, true, 1, 0,
+     {1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0}},
+    {NcclProto::kLL128, "LL128", 70, 640, 8, false, 1, 1.0,
+     {1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0}},
+    {NcclProto::kSimple, "Simple", 0, 512, 64, false, 3, 0,
+     {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9}}};
+
+// The collectives, one row each in NcclColl's order. Adding a collective, or pricing one
+// apart (sharded allgather / reduce-scatter), is a row here and its bit in the rows of the
+// algorithms that run it (kAlgos' colls); an untuned one (alltoall) is priced as NCCL runs
+// it, grouped send/receive (p2p_transfer_us).
+struct CollRow {
+  NcclColl coll;
+  const char* name;  // nccl-tests' name, as --collective takes it
+  int passes;        // times the buffer goes round a ring: n - 1 steps each (allreduce: 2)
+  bool chain;        // one pass of n steps along one ring order for every channel (broadcast);
+                     // its bus bandwidth is its algorithm bandwidth (nccl-tests)
+  bool tuned;        // NCCL's tuner chooses its algorithm; else grouped send/receive
+};
+constexpr CollRow kColls[] = {{NcclColl::kAllreduce, "allreduce", 2, false, true},
+                              {NcclColl::kAllgather, "allgather", 1, false, true},
+                              {NcclColl::kReducescatter, "reducescatter", 1, false, true},
+                              {NcclColl::kBroadcast, "broadcast", 1, true, true},
+                              {NcclColl::kAlltoall, "alltoall", 1, false, false}};
+
+// What the search gives an algorithm's channels: the ring graph's (ring, tree, and CollNet's,
+// which the model does not search apart), or the NVLS graph's, across nodes at the NICs'
+// share (NVLS tree: halved beyond two nodes, where the tree's up and down share them).
+enum class Graph { kRing, kNvls, kNvlsTree };
+
+// One (algorithm, protocol) of one call on one machine, as the shapes below price it.
+struct Pricing {
+  const NcclMachine* m = nullptr;
+  NcclColl coll = NcclColl::kAllreduce;
+  NcclProto p = NcclProto::kSimple;
+  double bytes = 0;
+  int nsteps = 0;      // steps of the ring (tuning.cc: nsteps)
+  int nch = 0;         // channels, as the tuner reads them
+  double bw_ch = 0;    // GB/s each
+  double cap_ch = 0;   // channels the per-channel caps count
+  double intra = 0;    // us per hop inside the node
+  double inter = 0;    // us per hop across nodes
+  double overhead = 0; // us of network overhead per step
+  double base = 0;     // us, the algorithm's base latency
+  double own_net = 0;  // us per network hop of this algorithm (inter may be the tree's)
+  int gi = 0, ni = 0;  // rows of the cap tables: GPU generation, node count
+  double ll_max = 0;   // LL's bandwidth cap, GB/s
+  bool allreduce() const { return coll == NcclColl::kAllreduce; }
+};
+
+// The algorithms, one row each in NcclAlgo's order. Adding an algorithm is a row here: its
+// NCCL_ALGO name, NCCL's id (NCCL_ALGO_*, src/include/nccl_common.h L54-L62: the tuner's argmin
+// keeps the lower id on a tie), the collectives it runs, whether it runs Simple only, its graph, whether
+// the clock runs it on the communicator's channels (NCCL_MIN/MAX_NCHANNELS), what the machine
+// must have, its shape (bus and algorithm bandwidth from the channels; latency from the hops)
+// and its latencies in us per protocol (columns in NcclProto's order; tuning.cc L118-L142:
+// base, then per hop through NVLink, PCI and the network).
+struct AlgoRow {
+  NcclAlgo algo;
+  const char* name;
+  int nccl_id;
+  unsigned colls;
+  bool simple_only;
+  Graph graph;
+  bool comm_channels;
+  bool (*fits)(const NcclMachine& m);
+  double (*alg_bw)(const Pricing& c);  // GB/s; <= 0: it cannot run
+  double (*latency_us)(const Pricing& c);
+  PerProto base, nvlink, pci, net;
+};
+
+int log2i(double x) { return x < 1 ? 0 : static_cast<int>(std::floor(std::log2(x))); }
+
+bool fits_any(const NcclMachine&) { return true; }
+bool fits_nvls(const NcclMachine& m) { return m.nvls && (m.nodes == 1 || m.collnet); }
+bool fits_nvls_tree(const NcclMachine& m) { return m.nvls && m.nodes > 1; }
+bool fits_collnet(const NcclMachine& m) { return m.collnet && m.nvswitch && m.nodes > 1; }
+
+// Each GPU's link carries the bus rate: a slow one caps it.
+double slow_link_cap(const NcclMachine& m, double bus) {
+  return m.slow_gpu_link > 0 ? std::min(bus, m.slow_gpu_link) : bus;
+}
+// Bandwidths (tuning.cc L249-L297): channels x per-channel speed, the protocol's caps, then
+// the algorithm's share of the bus.
+double ring_bw(const Pricing& c) {
+  double bus = c.nch * c.bw_ch;
+  if (c.p == NcclProto::kLL) bus = std::min(c.ll_max, bus * 0.5);
+  if (c.p == NcclProto::kLL128) bus = std::min(bus * 0.92, c.cap_ch * kPerChMaxRingLL128Bw[c.gi][c.ni]);
+  bus = slow_link_cap(*c.m, bus);
+  return bus * (static_cast<double>(c.m->ranks()) / c.nsteps);
+}
+double tree_bw(const Pricing& c) {
+  double bus = c.nch * c.bw_ch;
+  if (c.allreduce()) bus = std::min(bus * 0.92, c.cap_ch * kPerChMaxTreeBw[c.gi][c.ni]);
+  if (c.p == NcclProto::kLL) bus = std::min(bus / 3.8, c.ll_max);
+  if (c.p == NcclProto::kLL128)
+    bus = std::min(bus * (c.m->nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), c.cap_ch * kPerChMaxTreeLL128Bw[c.gi][c.ni]);
+  bus = slow_link_cap(*c.m, bus);
+  if (c.allreduce()) {  // the tree correction (tuning.cc L530-L547)
+    const int i = log2i(c.bytes / 64);
+    if (c.bytes >= 64 && i < 23) bus *= kProtos[idx(c.p)].tree_correction[i];
+  }
+  return bus * 0.5;
+}
+double nvls_bw(const Pricing& c) { return slow_link_cap(*c.m, c.nch * c.bw_ch) * (5.0 / 6.0); }
+double collnet_bw(const Pricing& c) {
+  double bus = slow_link_cap(*c.m, c.nch * c.bw_ch);
+  double factor = static_cast<double>(c.m->ranks_per_node) / c.nch;
+  factor -= (factor - 1) / 2;
+  bus /= factor;
+  if (c.m->arch >= 90) bus *= 0.85;
+  return bus * 0.5;
+}
+
+// Latencies (tuning.cc L298-L347): the base, then the hops.
+double ring_latency_us(const Pricing& c) {
+  const NcclMachine& m = *c.m;
+  const CollRow& coll = kColls[idx(c.coll)];
+  if (coll.chain) return c.base + (m.nodes > 1 ? c.own_net : c.intra);  // one ring order for every channel
+  const int inter_steps = m.nodes == 1 ? 0 : coll.passes * (m.nodes - 1);
+  double lat = c.base + ((c.nsteps - inter_steps) * std::max(c.intra, c.overhead) + inter_steps * c.inter);
+  // Multi-node Simple allreduce past its plateau (tuning.cc L540-L545).
+  if (c.p == NcclProto::kSimple && c.allreduce() && m.nodes > 1 && c.bytes / (2.0 * c.nch * m.ranks()) >= 64)
+    lat *= m.arch >= 80 ? 1.4 : 1.9;
+  return lat;
+}
+double tree_latency_us(const Pricing& c) {
+  return c.base + 2 * ((c.m->ranks_per_node - 1) * c.intra + log2i(c.m->nodes) * c.inter);
+}
+double collnet_latency_us(const Pricing& c) {
+  const int ppn = c.m->ranks_per_node;
+  return c.base + (2 * (std::min(1, ppn - 1) * c.intra + (ppn - 1) * 0.4) + c.inter);
+}
+double nvls_latency_us(const Pricing& c) { return c.intra + (c.m->nodes > 1 ? c.inter : 0); }
+double nvls_tree_latency_us(const Pricing& c) {
+  return c.base + (c.intra + 2 * log2i(c.m->nodes) * c.inter);
+}
+
+constexpr unsigned kReducing = bit(NcclColl::kAllreduce) | bit(NcclColl::kAllgather) | bit(NcclColl::kReducescatter);
+// Which algorithms run which collective: tuning.cc L238-L248, L405-L443.
+constexpr AlgoRow kAlgos[] = {
+    {NcclAlgo::kRing, "ring", 1, kReducing | bit(NcclColl::kBroadcast), false, Graph::kRing, true, fits_any, ring_bw,
+     ring_latency_us, {6.6, 14.0, 8.4}, {0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}},
+    {NcclAlgo::kTree, "tree", 0, bit(NcclColl::kAllreduce), false, Graph::kRing, true, fits_any, tree_bw,
+     tree_latency_us, {6.8, 14.0, 8.4}, {0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14}},
+    {NcclAlgo::kNvls, "nvls", 4, kReducing, true, Graph::kNvls, false, fits_nvls, nvls_bw, nvls_latency_us,
+     {0, 0, 0}, {0, 0, 25}, {0, 0, 0}, {0, 0, 18}},
+    {NcclAlgo::kNvlsTree, "nvls_tree", 5, bit(NcclColl::kAllreduce), true, Graph::kNvlsTree, false, fits_nvls_tree,
+     nvls_bw, nvls_tree_latency_us, {0, 0, 0}, {0, 0, 25}, {0, 0, 0}, {0, 0, 14}},
+    {NcclAlgo::kCollnet, "collnet", 2, kReducing, true, Graph::kRing, false, fits_collnet, collnet_bw,
+     collnet_latency_us, {0, 0, 0}, {0, 0, 3.7}, {0, 0, 3.7}, {0, 0, 31}}};
+
+// Every row sits at its enumerator's index: the tables share the enums' one index space.
+constexpr bool rows_in_enum_order() {
+  for (size_t i = 0; i < std::size(kAlgos); ++i)
+    if (idx(kAlgos[i].algo) != i) return false;
+  for (size_t i = 0; i < std::size(kProtos); ++i)
+    if (idx(kProtos[i].proto) != i) return false;
+  for (size_t i = 0; i < std::size(kColls); ++i)
+    if (idx(kColls[i].coll) != i) return false;
+  return true;
+}
+static_assert(std::size(kAlgos) == kNcclAlgos && std::size(kProtos) == kNcclProtos &&
+              std::size(kColls) == kNcclColls && rows_in_enum_order());
+
+const AlgoRow& row(NcclAlgo a) { return kAlgos[idx(a)]; }
+const ProtoRow& row(NcclProto p) { return kProtos[idx(p)]; }
+
 // The clock takes NCCL's own latencies (the tuner's, which NVIDIA sets from nccl-tests with one
 // thread per GPU: NVIDIA/nccl-tests#123), as a job with one process per GPU sees them; checked
-// against NVIDIA's one-process-per-GPU sample on 8 H100 (13.0-13.7 us at 8 B; the tuner's 15.0).
+// against NVIDIA's one-process-per-GPU sample on 8 H100 (NVIDIA/dgxc-benchmarking: 13.0-13.7 us
+// at 8 B; the tuner's 15.0).
 // nccl-tests with one host thread driving several GPUs (-g N) adds the thread's launching of
 // their kernels in turn: the call cannot end before the last GPU's kernel runs, and the
 // protocol's own latency passes while the thread launches. Measured: DGX A100, all_reduce_perf
 // -g N, ring, one channel, LL, 8-128 B (NVIDIA/nccl-tests#123: 10.0, 13.76, 16.88, 20.8, 25.2,
 // 29.5, 33.7 us for 2..8 GPUs), a line of 5.56 us + 3.96 us per GPU after the first (residuals
 // under 0.61 us); NVIDIA's reply there: the CPU is the bottleneck.
-// An LL128 step through NVSwitch: the tuner's 1.9 us is twice what one thread per GPU measures
-// (DGX A100, nccl-tests -t N, NCCL_PROTO=LL128, one channel: ~20..~32 us for 2..8 GPUs, 1.0 us a
-// step; NVIDIA/nccl-tests#123), and the published one-node H100 ring's LL128 sizes (4-32 MiB)
-// leave at most 1.4 us a step beside the tuner's base latency.
-constexpr double kLL128SwitchStepUs = 1.0;
 constexpr double kLaunchFixedUs = 5.56;
 constexpr double kLaunchPerGpuUs = 3.96;
 double launch_floor_us(const NcclMachine& m) {
@@ -74,7 +263,8 @@ double launch_floor_us(const NcclMachine& m) {
 // with 8 x 400G InfiniBand, NCCL 2.26.2, NVLS tree, 8 GiB (NVIDIA/nccl-tests#309):
 // 468.46 GB/s busbw, i.e. 249.9 GB/s algbw against the one-node NVLS rate of 274.7 the
 // tuner's bandwidth gives. The same share puts 4 x DGX H100 + SHARP (NVLS across nodes, a
-// different kernel and cluster) at 483 against NVIDIA's 480 (docs/nccl_model.md).
+// different kernel and cluster) at 483 against NVIDIA's 480 (GTC 2024 S62129;
+// docs/nccl_model.md).
 constexpr double kNvlsNetworkShare = 0.91;
 // NVLS tree pipelines a call in chunks: each channel takes a loop of one chunk per head at a
 // time, and a loop passes three stages (reduce through the switch, the network, multicast
@@ -103,15 +293,20 @@ double nvls_one_node_us(double bytes, int ppn, int nch, double link_gbps, double
   const double chunk = nvls_chunk(128 * 1024, bytes, ops, {{64, 65536}, {8, 32768}, {2, 16384}});
   const double rate = 1000.0 * link_gbps * heads / (heads + 1);  // bytes per us per channel
   const double loops = bytes / (ops * chunk);
-  const double waits = (std::ceil(loops) + 1) * kHwLatNvlink[kRing][kSimple];
+  const double waits = (std::ceil(loops) + 1) * row(NcclAlgo::kRing).nvlink[idx(NcclProto::kSimple)];
   return std::max(floor_us, lat_us + waits) + (loops + 1) * heads * chunk / rate;
 }
+double nvls_tree_fill_us(const Pricing& c, double alg_bw) {
+  const double heads = c.m->ranks_per_node, ops = c.nch * heads;
+  const double chunk = nvls_chunk(c.m->nodes >= 4 ? 64 * 1024 : 128 * 1024, c.bytes, ops, {{4, 65536}, {1, 32768}});
+  return kNvlsTreeFillLoops * heads * chunk / (1000.0 * alg_bw / c.nch);
+}
+
 // NVLink per link as NCCL counts it (topo.h L13-L34), by generation.
 double nvlink_per_link(int arch) { return arch >= 90 ? 20.6 : arch >= 70 ? 20.0 : 18.0; }
 
 int gen_index(int arch) { return arch >= 90 ? 2 : arch >= 80 ? 1 : 0; }
 int node_index(int nodes) { return nodes <= 2 ? nodes - 1 : 2; }
-int log2i(double x) { return x < 1 ? 0 : static_cast<int>(std::floor(std::log2(x))); }
 
 template <size_t N>
 double first_fit(const double (&speeds)[N], double max_bw) {
@@ -120,30 +315,102 @@ double first_fit(const double (&speeds)[N], double max_bw) {
   return speeds[N - 1];
 }
 
+template <typename Row, size_t N>
+std::vector<std::string> names_of(const Row (&rows)[N]) {
+  std::vector<std::string> names;
+  for (const Row& r : rows) names.emplace_back(r.name);
+  return names;
+}
+
 }  // namespace
 
-const char* nccl_algo_name(NcclAlgo a) {
-  switch (a) {
-    case NcclAlgo::kRing: return "ring";
-    case NcclAlgo::kTree: return "tree";
-    case NcclAlgo::kNvls: return "nvls";
-    case NcclAlgo::kNvlsTree: return "nvls_tree";
-    case NcclAlgo::kCollnet: return "collnet";
-  }
-  return "?";
+const char* nccl_algo_name(NcclAlgo a) { return row(a).name; }
+const char* nccl_proto_name(NcclProto p) { return row(p).name; }
+const char* nccl_coll_name(NcclColl c) { return kColls[idx(c)].name; }
+std::vector<std::string> nccl_algo_names() { return names_of(kAlgos); }
+std::vector<std::string> nccl_proto_names() { return names_of(kProtos); }
+std::vector<std::string> nccl_coll_names() { return names_of(kColls); }
+
+bool parse_nccl_algo(const std::string& name, NcclAlgo* out) {
+  for (const AlgoRow& r : kAlgos)
+    if (strcasecmp(r.name, name.c_str()) == 0) return *out = r.algo, true;
+  return false;
 }
-const char* nccl_proto_name(NcclProto p) { return p == NcclProto::kLL ? "LL" : p == NcclProto::kLL128 ? "LL128" : "Simple"; }
-const char* nccl_coll_name(NcclColl c) {
-  static const char* names[] = {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"};
-  return names[static_cast<int>(c)];
+bool parse_nccl_proto(const std::string& name, NcclProto* out) {
+  for (const ProtoRow& r : kProtos)
+    if (strcasecmp(r.name, name.c_str()) == 0) return *out = r.proto, true;
+  return false;
 }
 bool parse_nccl_coll(const std::string& name, NcclColl* out) {
-  for (int i = 0; i < 5; ++i)
-    if (name == nccl_coll_name(static_cast<NcclColl>(i))) return *out = static_cast<NcclColl>(i), true;
+  for (const CollRow& r : kColls)
+    if (name == r.name) return *out = r.coll, true;
   return false;
 }
 
-StatusOr<NcclMachine> nccl_machine(const ClusterSpec& c, int np) {
+namespace {
+
+// The links NCCL's search sees on `g` in `c`.
+void set_links(const ClusterSpec& c, const workloads::GpuSpec& g, NcclMachine* m) {
+  const std::string& n = g.name;
+  m->arch = n.rfind("H1", 0) == 0 || n.rfind("H2", 0) == 0 ? 90 : n.rfind("A1", 0) == 0 ? 80 : n.rfind("V1", 0) == 0 ? 70 : 60;
+  if (c.intra.type == "nvlink" && g.nvlink_gbps > 0) {
+    // The catalogue's per-direction total is 25 GB/s per link (NVLink 2-4 signalling).
+    const double links = std::round(g.nvlink_gbps / 25.0);
+    m->nvlink = links * nvlink_per_link(m->arch);
+    m->nvswitch = m->arch >= 80;  // DGX A100/H100 boards; V100 (DGX-1) is a hybrid cube mesh
+    m->nvls = m->arch >= 90;
+  }
+  // GPU <-> NIC over PCIe x16: NCCL's width x rate / 80 (Gen3 12, Gen4 24, Gen5 48 GB/s).
+  m->pcie = g.pcie_gbps >= 60 ? 48 : g.pcie_gbps >= 30 ? 24 : 12;
+  m->nic = c.network.bandwidth * c.network.effective_efficiency() / 1e9;
+  m->nics_per_node = c.network.nic == "per_gpu" ? c.gpus_per_node : 1;
+  m->collnet = c.network.sharp;
+  m->amd_cpu = c.host_cpu == "amd";
+}
+
+// NCCL's model is of a non-blocking fabric (a star, or a fat tree without oversubscription,
+// as DGX pods are cabled): other fabrics are refused, not priced as if they were one.
+Status check_fabric(const ClusterSpec& c, int nodes) {
+  const NetworkSpec& net = c.network;
+  if (!c.platform_file.empty())
+    return Status::InvalidArgument("cluster.platform_file: NCCL's collectives (runtime.gpu_operations \"nccl\") are "
+                                   "modelled on the scenario's own cluster, not on a platform file");
+  if (nodes > 1 && (net.topology == "torus" || net.topology == "dragonfly" ||
+                    (net.topology == "fat_tree" && net.oversubscription > 1)))
+    return Status::InvalidArgument("cluster.network.topology: NCCL's collectives (runtime.gpu_operations \"nccl\") are "
+                                   "modelled on a non-blocking fabric (star, or fat_tree with oversubscription 1), not on " +
+                                   net.topology + (net.topology == "fat_tree" ? " with oversubscription" : ""));
+  return Status::OK();
+}
+
+// A degraded link slows every channel that crosses it, and every ring and tree crosses
+// every GPU of the job and every node's NICs: the slowest of the job's links sets the rate
+// (NCCL's topology search sees a NIC or an NVLink trained at a lower speed too).
+// Factors per node's NICs and per GPU link (as the platform applies them: each entry
+// multiplies), then the slowest of the job's.
+Status apply_degraded_links(const ClusterSpec& c, const workloads::GpuSpec& g, NcclMachine* m) {
+  std::vector<double> nics(static_cast<size_t>(m->nodes), 1.0), links(static_cast<size_t>(m->ranks()), 1.0);
+  for (const LinkDegradation& d : c.degraded_links) {
+    if (d.node >= m->nodes || d.gpu >= m->ranks_per_node) continue;
+    if (d.extra_latency > 0)
+      return Status::InvalidArgument("cluster.degraded_links: extra_latency is not modelled for NCCL's collectives "
+                                     "(runtime.gpu_operations \"nccl\"; NCCL's tuner prices each hop), bandwidth_factor is");
+    (d.gpu < 0 ? nics[static_cast<size_t>(d.node)] : links[static_cast<size_t>(d.node * m->ranks_per_node + d.gpu)]) *=
+        d.bandwidth_factor;
+  }
+  const double nic_factor = *std::min_element(nics.begin(), nics.end());
+  const double gpu_factor = *std::min_element(links.begin(), links.end());
+  m->nic *= nic_factor;
+  if (gpu_factor < 1) {  // the GPU's link inside the server, at its real rate
+    (m->nvlink > 0 ? m->nvlink : m->pcie) *= gpu_factor;
+    m->slow_gpu_link = (m->nvlink > 0 ? g.nvlink_gbps : g.pcie_gbps) * gpu_factor;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<NcclMachine> nccl_machine(const ClusterSpec& c, int np, const NcclSettings& settings) {
   auto gpu = workloads::find_gpu(c.gpu);
   if (!gpu.ok()) return Status::InvalidArgument("cluster.gpu: " + gpu.error());
   const workloads::GpuSpec& g = gpu.value();
@@ -151,53 +418,11 @@ StatusOr<NcclMachine> nccl_machine(const ClusterSpec& c, int np) {
   m.ranks_per_node = std::min(np, c.gpus_per_node);
   m.nodes = (np + c.gpus_per_node - 1) / c.gpus_per_node;
   if (m.nodes > c.nodes) return Status::InvalidArgument("--np " + std::to_string(np) + ": the cluster has " + std::to_string(c.gpus()) + " GPUs");
-  const std::string& n = g.name;
-  m.arch = n.rfind("H1", 0) == 0 || n.rfind("H2", 0) == 0 ? 90 : n.rfind("A1", 0) == 0 ? 80 : n.rfind("V1", 0) == 0 ? 70 : 60;
-  if (c.intra.type == "nvlink" && g.nvlink_gbps > 0) {
-    // The catalogue's per-direction total is 25 GB/s per link (NVLink 2-4 signalling).
-    const double links = std::round(g.nvlink_gbps / 25.0);
-    m.nvlink = links * nvlink_per_link(m.arch);
-    m.nvswitch = m.arch >= 80;  // DGX A100/H100 boards; V100 (DGX-1) is a hybrid cube mesh
-    m.nvls = m.arch >= 90;
-  }
-  // GPU <-> NIC over PCIe x16: NCCL's width x rate / 80 (Gen3 12, Gen4 24, Gen5 48 GB/s).
-  m.pcie = g.pcie_gbps >= 60 ? 48 : g.pcie_gbps >= 30 ? 24 : 12;
-  m.nic = c.network.bandwidth * c.network.effective_efficiency() / 1e9;
-  m.nics_per_node = c.network.nic == "per_gpu" ? c.gpus_per_node : 1;
-  m.collnet = c.network.sharp;
-  m.amd_cpu = c.host_cpu == "amd";
-  // NCCL's model is of a non-blocking fabric (a star, or a fat tree without oversubscription,
-  // as DGX pods are cabled): other fabrics are refused, not priced as if they were one.
-  const NetworkSpec& net = c.network;
-  if (!c.platform_file.empty())
-    return Status::InvalidArgument("cluster.platform_file: NCCL's collectives (runtime.gpu_operations \"nccl\") are "
-                                   "modelled on the scenario's own cluster, not on a platform file");
-  if (m.nodes > 1 && (net.topology == "torus" || net.topology == "dragonfly" ||
-                      (net.topology == "fat_tree" && net.oversubscription > 1)))
-    return Status::InvalidArgument("cluster.network.topology: NCCL's collectives (runtime.gpu_operations \"nccl\") are "
-                                   "modelled on a non-blocking fabric (star, or fat_tree with oversubscription 1), not on " +
-                                   net.topology + (net.topology == "fat_tree" ? " with oversubscription" : ""));
-  // A degraded link slows every channel that crosses it, and every ring and tree crosses
-  // every GPU of the job and every node's NICs: the slowest of the job's links sets the rate
-  // (NCCL's topology search sees a NIC or an NVLink trained at a lower speed too).
-  // Factors per node's NICs and per GPU link (as the platform applies them: each entry
-  // multiplies), then the slowest of the job's.
-  std::vector<double> nics(static_cast<size_t>(m.nodes), 1.0), links(static_cast<size_t>(m.ranks()), 1.0);
-  for (const LinkDegradation& d : c.degraded_links) {
-    if (d.node >= m.nodes || d.gpu >= m.ranks_per_node) continue;
-    if (d.extra_latency > 0)
-      return Status::InvalidArgument("cluster.degraded_links: extra_latency is not modelled for NCCL's collectives "
-                                     "(runtime.gpu_operations \"nccl\"; NCCL's tuner prices each hop), bandwidth_factor is");
-    (d.gpu < 0 ? nics[static_cast<size_t>(d.node)] : links[static_cast<size_t>(d.node * m.ranks_per_node + d.gpu)]) *=
-        d.bandwidth_factor;
-  }
-  const double nic_factor = *std::min_element(nics.begin(), nics.end());
-  const double gpu_factor = *std::min_element(links.begin(), links.end());
-  m.nic *= nic_factor;
-  if (gpu_factor < 1) {  // the GPU's link inside the server, at its real rate
-    (m.nvlink > 0 ? m.nvlink : m.pcie) *= gpu_factor;
-    m.slow_gpu_link = (m.nvlink > 0 ? g.nvlink_gbps : g.pcie_gbps) * gpu_factor;
-  }
+  set_links(c, g, &m);
+  HVD_RETURN_IF_ERROR(check_fabric(c, m.nodes));
+  HVD_RETURN_IF_ERROR(apply_degraded_links(c, g, &m));
+  m.min_channels = settings.min_channels;
+  m.max_channels = settings.max_channels;
   return m;
 }
 
@@ -247,182 +472,160 @@ NcclGraph nccl_nvls_graph(const NcclMachine& m) {
 }
 
 double nccl_bus_factor(NcclColl coll, int n) {
-  if (n <= 1) return 1;
-  switch (coll) {
-    case NcclColl::kAllreduce: return 2.0 * (n - 1) / n;
-    case NcclColl::kBroadcast: return 1;
-    default: return static_cast<double>(n - 1) / n;
-  }
+  const CollRow& c = kColls[idx(coll)];
+  if (n <= 1 || c.chain) return 1;
+  return static_cast<double>(c.passes) * (n - 1) / n;
 }
 
 namespace {
 
-// The tuner's estimate in us for one (algorithm, protocol), or < 0 where it cannot run. With
-// `clock`, the time the call takes: the same latencies and bandwidths, with the channels the
-// job set, NVLS as it moves and waits, and nccl-tests' single-thread launch as a floor under
-// the latency.
-double algo_time(const NcclMachine& m, NcclColl coll, double bytes, int a, int p, bool clock) {
-  const int n = m.ranks(), nodes = m.nodes, ppn = m.ranks_per_node;
-  if (n == 1) return a == kRing ? 0 : -1;
-  const bool ar = coll == NcclColl::kAllreduce, bcast = coll == NcclColl::kBroadcast;
-  // Which algorithms serve which collective (tuning.cc L238-L248, L405-L443).
-  if (bcast && a != kRing) return -1;
-  if (!ar && !bcast && a != kRing && a != kNvls && a != kCollnet) return -1;
-  if ((a == kNvls || a == kNvlsTree || a == kCollnet) && p != kSimple) return -1;
-  if (a == kNvls && (!m.nvls || (nodes > 1 && !m.collnet))) return -1;
-  if (a == kNvlsTree && (!m.nvls || nodes == 1)) return -1;
-  if (a == kCollnet && (!m.collnet || !m.nvswitch || nodes == 1)) return -1;
-  if (p == kLL128 && m.arch < 70) return -1;
+// Where a price starts, as NCCL's tuner sees it: the graph's channels, the tuner's latencies.
+// False where `a` cannot run `coll` with `p` on `m` (the collective, the protocol, what the
+// machine has).
+bool start_pricing(const NcclMachine& m, NcclColl coll, double bytes, NcclAlgo a, NcclProto p, Pricing* c) {
+  const AlgoRow& algo = row(a);
+  const ProtoRow& proto = row(p);
+  if (!(algo.colls & bit(coll)) || (algo.simple_only && p != NcclProto::kSimple) || !algo.fits(m) ||
+      m.arch < proto.min_arch)
+    return false;
+  const CollRow& cr = kColls[idx(coll)];
+  const int n = m.ranks(), gi = gen_index(m.arch), ni = node_index(m.nodes);
+  *c = Pricing{&m, coll, p, bytes};
+  c->nsteps = cr.chain ? n : cr.passes * (n - 1);
+  c->gi = gi;
+  c->ni = ni;
+  c->ll_max = kLLMaxBw[m.nodes == 1 ? gi : (m.amd_cpu ? 1 : 0)][ni];
   const NcclGraph ring = nccl_ring_graph(m);
-  const NcclGraph nv = nccl_nvls_graph(m);
-  const int gi = gen_index(m.arch), ni = node_index(nodes);
-  const double ll_max = kLLMaxBw[nodes == 1 ? gi : (m.amd_cpu ? 1 : 0)][ni];
-  // Bandwidth: channels x per-channel speed, then the protocol's caps.
-  double bw_ch = ring.bw;
-  int nch = ring.channels;
-  if (a == kNvls || a == kNvlsTree) {
-    nch = nv.channels;
-    const double inter = nodes > 1 ? std::min(m.pcie, m.nic) * m.nics_per_node / nv.channels : nv.bw;
-    bw_ch = a == kNvls ? std::min(nv.bw, inter) : std::min(nv.bw, nodes <= 2 ? inter : inter / 2);
+  c->nch = ring.channels;
+  c->bw_ch = ring.bw;
+  if (algo.graph != Graph::kRing) {
+    const NcclGraph nv = nccl_nvls_graph(m);
+    c->nch = nv.channels;
+    const double inter = m.nodes > 1 ? std::min(m.pcie, m.nic) * m.nics_per_node / nv.channels : nv.bw;
+    c->bw_ch = algo.graph == Graph::kNvls ? std::min(nv.bw, inter) : std::min(nv.bw, m.nodes <= 2 ? inter : inter / 2);
   }
+  c->cap_ch = c->nch;
+  c->intra = (m.nvlink > 0 ? algo.nvlink : algo.pci)[idx(p)];
+  c->own_net = algo.net[idx(p)];
+  c->inter = m.ranks_per_node == 1 ? row(NcclAlgo::kTree).net[idx(p)] : c->own_net;
+  c->overhead = m.nodes > 1 ? (m.amd_cpu ? 2.0 : 1.0) * proto.net_overhead : 0;
+  c->base = algo.base[idx(p)];
+  return true;
+}
+
+// NCCL's estimate in us for one (algorithm, protocol), what its tuner compares to choose
+// (tuning.cc L530-L547), or < 0 where it cannot run. One rank: the ring alone, in no time.
+double estimate_us(const NcclMachine& m, NcclColl coll, double bytes, NcclAlgo a, NcclProto p) {
+  if (m.ranks() == 1) return a == NcclAlgo::kRing ? 0 : -1;
+  Pricing c;
+  if (!start_pricing(m, coll, bytes, a, p, &c)) return -1;
+  const double alg_bw = row(a).alg_bw(c);
+  if (alg_bw <= 0) return -1;
+  return row(a).latency_us(c) + bytes / (1000.0 * alg_bw);
+}
+
+// The time in us the simulation charges for a call NCCL chose, or < 0 where it cannot run:
+// the tuner's latencies and bandwidths, with the channels the job set, an LL128 step through
+// NVSwitch as measured, NVLS as it moves and waits, and nccl-tests' single-thread launch as a
+// floor under the latency.
+double clock_us(const NcclMachine& m, NcclColl coll, double bytes, NcclAlgo a, NcclProto p) {
+  if (m.ranks() == 1) return a == NcclAlgo::kRing ? 0 : -1;
+  Pricing c;
+  if (!start_pricing(m, coll, bytes, a, p, &c)) return -1;
+  const AlgoRow& algo = row(a);
   // The tuner reads the search graph's channels (init.cc searches with MAXCHANNELS / 2 before
   // ncclTopoPostset honours NCCL_MIN/MAX_NCHANNELS), so NCCL's choice does not see those
   // variables. The clock does: each graph channel runs as two of the communicator's, so its
   // per-channel caps count communicator channels / 2 (the same number unless the variables are
   // set), and fewer channels than that carry proportionally less.
-  double cap_ch = nch;
-  if (clock && (a == kRing || a == kTree)) {
-    cap_ch = nccl_comm_channels(m) / 2.0;
-    bw_ch *= std::min(1.0, cap_ch / nch);
+  if (algo.comm_channels) {
+    c.cap_ch = nccl_comm_channels(m) / 2.0;
+    c.bw_ch *= std::min(1.0, c.cap_ch / c.nch);
   }
-  double bus = nch * bw_ch;
-  if (a == kRing && p == kLL) bus = std::min(ll_max, bus * 0.5);
-  if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, cap_ch * kPerChMaxRingLL128Bw[gi][ni]);
-  if (a == kTree && ar) bus = std::min(bus * 0.92, cap_ch * kPerChMaxTreeBw[gi][ni]);
-  if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max);
-  if (a == kTree && p == kLL128) bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), cap_ch * kPerChMaxTreeLL128Bw[gi][ni]);
-  if (m.slow_gpu_link > 0) bus = std::min(bus, m.slow_gpu_link);  // each GPU's link carries the bus rate
-  if (a == kCollnet) {
-    double factor = static_cast<double>(ppn) / nch;
-    factor -= (factor - 1) / 2;
-    bus /= factor;
-    if (m.arch >= 90) bus *= 0.85;
-  }
-  const int nsteps = ar ? 2 * (n - 1) : bcast ? n : n - 1;
-  const double alg = bus * (a == kRing ? static_cast<double>(n) / nsteps : (a == kNvls || a == kNvlsTree) ? 5.0 / 6.0 : 0.5);
-  // Latency.
-  const auto& intra_hw = m.nvlink > 0 ? kHwLatNvlink : kHwLatPci;
-  const double intra = clock && m.nvswitch && p == kLL128 && (a == kRing || a == kTree) ? kLL128SwitchStepUs : intra_hw[a][p];
-  const double inter = (ppn == 1 ? kHwLatNet[kTree][p] : kHwLatNet[a][p]);
-  const double overhead = nodes > 1 ? (m.amd_cpu ? 2.0 : 1.0) * (p == kSimple ? 3 : 1) : 0;
-  double lat = kBaseLat[a][p];
-  if (a == kRing && bcast) {
-    lat += nodes > 1 ? kHwLatNet[kRing][p] : intra;  // one ring order for every channel
-  } else if (a == kRing) {
-    const int inter_steps = nodes == 1 ? 0 : ar ? 2 * (nodes - 1) : nodes - 1;
-    lat += (nsteps - inter_steps) * std::max(intra, overhead) + inter_steps * inter;
-  } else if (a == kTree) {
-    lat += 2 * ((ppn - 1) * intra + log2i(nodes) * inter);
-  } else if (a == kCollnet) {
-    lat += 2 * (std::min(1, ppn - 1) * intra + (ppn - 1) * 0.4) + inter;
-  } else if (a == kNvls) {
-    lat = intra + (nodes > 1 ? inter : 0);
-  } else {
-    lat += intra + 2 * log2i(nodes) * inter;
-  }
-  // Time (tuning.cc L530-L547).
-  if (a == kTree && ar) {
-    const int i = log2i(bytes / 64);
-    if (bytes >= 64 && i < 23) bus *= kTreeCorrection[p][i];
-  }
-  double alg_bw = a == kTree && ar ? bus * 0.5 : alg;
-  if (clock && a == kNvls && ar && nodes == 1 && alg_bw > 0)
-    return nvls_one_node_us(bytes, ppn, nv.channels, nv.bw, lat, launch_floor_us(m));
-  if (clock && nodes > 1 && (a == kNvls || a == kNvlsTree)) alg_bw *= kNvlsNetworkShare;
+  if (m.nvswitch && row(p).switch_step_us > 0) c.intra = row(p).switch_step_us;
+  double alg_bw = algo.alg_bw(c);
   if (alg_bw <= 0) return -1;
-  if (a == kRing && p == kSimple && ar && nodes > 1 && bytes / (2.0 * nch * n) >= 64) lat *= m.arch >= 80 ? 1.4 : 1.9;
-  if (clock) lat = std::max(lat, launch_floor_us(m));
-  double fill = 0;
-  if (clock && a == kNvlsTree) {
-    const double heads = ppn, ops = nch * heads;
-    const double chunk = nvls_chunk(nodes >= 4 ? 64 * 1024 : 128 * 1024, bytes, ops, {{4, 65536}, {1, 32768}});
-    fill = kNvlsTreeFillLoops * heads * chunk / (1000.0 * alg_bw / nch);
+  double lat = algo.latency_us(c);
+  const double floor = launch_floor_us(m);
+  if (a == NcclAlgo::kNvls && c.allreduce() && m.nodes == 1) {
+    const NcclGraph nv = nccl_nvls_graph(m);
+    return nvls_one_node_us(bytes, m.ranks_per_node, nv.channels, nv.bw, lat, floor);
   }
+  if (algo.graph != Graph::kRing && m.nodes > 1) alg_bw *= kNvlsNetworkShare;
+  lat = std::max(lat, floor);
+  const double fill = a == NcclAlgo::kNvlsTree ? nvls_tree_fill_us(c, alg_bw) : 0;
   return lat + bytes / (1000.0 * alg_bw) + fill;
 }
 
 // Channels a call of `bytes` runs on (enqueue.cc L1751-L1792): the communicator's (twice
 // the graph's unless NCCL_MIN/MAX_NCHANNELS say otherwise), fewer while each thread would get
 // less than its threshold.
-int call_channels(const NcclMachine& m, double bytes, int p) {
-  const int threads = p == kLL128 ? 640 : 512;
-  const double threshold = p == kLL ? 8.0 * m.ranks() : p == kLL128 ? 8 : 64;
+int call_channels(const NcclMachine& m, double bytes, NcclProto p) {
+  const ProtoRow& proto = row(p);
+  const double threshold = proto.thread_bytes_per_rank ? proto.thread_bytes * m.ranks() : proto.thread_bytes;
   int nc = nccl_comm_channels(m);
-  while (nc > 1 && bytes < nc * threads * threshold) --nc;
+  while (nc > 1 && bytes < nc * proto.threads * threshold) --nc;
   return nc;
 }
 
-// An alltoall is grouped send/recv, not a tuned collective: each rank sends (n-1)/n of its
+// An untuned collective (alltoall) is grouped send/recv: each rank sends (n-1)/n of its
 // buffer, its own node's share over NVLink and the rest through its share of the NICs, all
-// peers at once. Latency: one network hop (or NVLink hop) of the Simple protocol.
-double alltoall_us(const NcclMachine& m, double bytes, bool clock) {
+// peers at once, after one network hop (or NVLink hop) of the ring's Simple protocol.
+double p2p_transfer_us(const NcclMachine& m, double bytes) {
   const int n = m.ranks(), ppn = m.ranks_per_node;
-  if (n == 1) return 0;
   const double per_peer = bytes / n;
   const double intra_bw = m.nvlink > 0 ? m.nvlink : m.pcie;
   const double nic_bw = std::min(m.pcie, m.nic) * m.nics_per_node / ppn;
   const double t_intra = per_peer * (ppn - 1) / (1000.0 * intra_bw);
   const double t_inter = per_peer * (n - ppn) / (1000.0 * nic_bw);
-  const double nvlink_lat = kBaseLat[kRing][kSimple] + kHwLatNvlink[kRing][kSimple];
-  const double own = m.nodes > 1 ? kBaseLat[kRing][kSimple] + kHwLatNet[kRing][kSimple] : nvlink_lat;
-  const double lat = clock ? std::max(launch_floor_us(m), own) : own;
-  return lat + std::max(t_intra, t_inter);
+  return std::max(t_intra, t_inter);
+}
+double p2p_latency_us(const NcclMachine& m) {
+  const AlgoRow& ring = row(NcclAlgo::kRing);
+  const size_t simple = idx(NcclProto::kSimple);
+  const double nvlink_lat = ring.base[simple] + ring.nvlink[simple];
+  return m.nodes > 1 ? ring.base[simple] + ring.net[simple] : nvlink_lat;
+}
+NcclCall p2p_call(const NcclMachine& m, double bytes, const NcclSettings& s) {
+  NcclCall call;
+  const bool one = m.ranks() == 1;
+  call.tuner_us = one ? 0 : p2p_latency_us(m) + p2p_transfer_us(m, bytes);
+  const double clock = one ? 0 : std::max(launch_floor_us(m), p2p_latency_us(m)) + p2p_transfer_us(m, bytes);
+  call.seconds = std::max(m.launch_s, clock * 1e-6);
+  call.channels = nccl_comm_channels(m);
+  // No NCCL_ALGO chooses grouped send/receive, and it runs Simple.
+  call.ok = !s.algo && (!s.proto || *s.proto == NcclProto::kSimple);
+  return call;
 }
 
 }  // namespace
 
-bool nccl_proto_matches(const std::string& proto, NcclProto p) {
-  return proto == "auto" || strcasecmp(proto.c_str(), nccl_proto_name(p)) == 0;
-}
-
-NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const std::string& algo, const std::string& proto) {
-  NcclCall best;
+NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t size, const NcclSettings& s) {
   const double bytes = static_cast<double>(size);
-  if (coll == NcclColl::kAlltoall) {
-    best.tuner_us = alltoall_us(m, bytes, false);
-    best.seconds = std::max(m.launch_s, alltoall_us(m, bytes, true) * 1e-6);
-    best.channels = nccl_comm_channels(m);
-    // NCCL's alltoall is grouped send/receive: no NCCL_ALGO chooses it, and it runs Simple.
-    best.ok = algo == "auto" && nccl_proto_matches(proto, NcclProto::kSimple);
-    return best;
-  }
+  if (!kColls[idx(coll)].tuned) return p2p_call(m, bytes, s);
+  NcclCall best;
   double t_best = std::numeric_limits<double>::infinity();
-  int best_a = -1;
-  const int algos[] = {kTree, kRing, kCollnet, kNvls, kNvlsTree};
-  for (int a : algos) {
-    const NcclAlgo name = a == kTree      ? NcclAlgo::kTree
-                          : a == kRing    ? NcclAlgo::kRing
-                          : a == kCollnet ? NcclAlgo::kCollnet
-                          : a == kNvls    ? NcclAlgo::kNvls
-                                          : NcclAlgo::kNvlsTree;
-    if (algo != "auto" && algo != nccl_algo_name(name)) continue;
-    for (int p = kLL; p <= kSimple; ++p) {
-      if (!nccl_proto_matches(proto, static_cast<NcclProto>(p))) continue;
-      const double t = algo_time(m, coll, bytes, a, p, false);
-      if (t < 0 || t >= t_best) continue;
+  int best_id = 0;
+  for (const AlgoRow& algo : kAlgos) {
+    if (s.algo && *s.algo != algo.algo) continue;
+    for (const ProtoRow& proto : kProtos) {
+      if (s.proto && *s.proto != proto.proto) continue;
+      const double t = estimate_us(m, coll, bytes, algo.algo, proto.proto);
+      // NCCL's argmin: the cheapest; on a tie the first in NCCL's order (its ids, then protocols).
+      if (t < 0 || t > t_best || (t == t_best && algo.nccl_id >= best_id)) continue;
       t_best = t;
-      best_a = a;
-      best.algo = name;
-      best.proto = static_cast<NcclProto>(p);
+      best_id = algo.nccl_id;
+      best.algo = algo.algo;
+      best.proto = proto.proto;
       best.tuner_us = t;
-      best.channels = a == kNvls || a == kNvlsTree ? nccl_nvls_graph(m).channels : call_channels(m, bytes, p);
+      best.channels = algo.graph != Graph::kRing ? nccl_nvls_graph(m).channels : call_channels(m, bytes, proto.proto);
       best.ok = true;
     }
   }
   // NCCL chooses by its tuner; the call takes the clock's time. Calls issued back to back (as
   // nccl-tests and a training step issue them) overlap a launch with the kernel before it:
   // a call costs its kernel, and never less than the launch floor.
-  if (best.ok) best.seconds = std::max(m.launch_s, algo_time(m, coll, bytes, best_a, static_cast<int>(best.proto), true) * 1e-6);
+  if (best.ok) best.seconds = std::max(m.launch_s, clock_us(m, coll, bytes, best.algo, best.proto) * 1e-6);
   return best;
 }
 

@@ -266,11 +266,11 @@ class TrainLinks {
 /// are too few for trains (then the byte ring times it message by message).
 bool train_ring_allreduce(TrainLinks& links, const RingAllreduce& a, Device& dev, Status* done);
 
-/// The machine NCCL sees and NCCL_ALGO, when GPU collectives run on NCCL (WorldOptions::nccl).
+/// The machine NCCL sees and NCCL's settings, when GPU collectives run on NCCL
+/// (WorldOptions::nccl).
 struct SimNccl {
   NcclMachine machine;     ///< the whole cluster; a group narrows nodes and ranks per node
-  std::string algo = "auto";
-  std::string proto = "auto";
+  NcclSettings settings;   ///< NCCL_ALGO, NCCL_PROTO (the channel counts are the machine's)
 };
 
 /// NCCL's collectives over one group: every member waits for the others (no simulated

@@ -64,9 +64,10 @@ class SimNcclNative final : public NativeCollectives {
 
  private:
   Status call(NcclColl coll, size_t bytes) {
-    const NcclCall c = nccl_call(m_, coll, bytes, f_->nccl->algo, f_->nccl->proto);
+    const NcclSettings& s = f_->nccl->settings;
+    const NcclCall c = nccl_call(m_, coll, bytes, s);
     if (!c.ok)
-      return Status::InvalidArgument(std::string("NCCL_ALGO ") + f_->nccl->algo + " with NCCL_PROTO " + f_->nccl->proto +
+      return Status::InvalidArgument(std::string("NCCL_ALGO ") + s.algo_name() + " with NCCL_PROTO " + s.proto_name() +
                                      " cannot run " + nccl_coll_name(coll));
     clock_->sleep_after(0);  // the inputs are ready once the rank's device work is done
     f_->rendezvous(group_, seq_++, size_);

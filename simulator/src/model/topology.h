@@ -25,6 +25,10 @@ struct BuiltPlatform {
 /// Creates the zones, hosts and links of `c` in the current engine.
 Status build_platform(const ClusterSpec& c, BuiltPlatform* out);
 
+/// Loads c.platform_file into the current engine: every host of the XML file is a GPU (sorted
+/// by name), its netzone is its server.
+Status load_platform_file(const ClusterSpec& c, BuiltPlatform* out);
+
 /// Per-direction bandwidth of the links inside a server of `c` (bytes/s).
 double intra_bandwidth(const ClusterSpec& c);
 

@@ -73,6 +73,30 @@ std::unique_ptr<sg4::Engine> make_engine() {
   return std::make_unique<sg4::Engine>(&argc, argv);
 }
 
+// The state the ranks share (SimFabric) over the first np hosts of `plat`, after the engine
+// is configured (it reads SimGrid's latency and bandwidth factors).
+Status make_fabric(const WorldOptions& o, const BuiltPlatform& plat, std::shared_ptr<SimFabric>* out) {
+  auto fabric = std::make_shared<SimFabric>(plat.gpus, plat.node_of);
+  fabric->timing_transfers = o.with_data ? 0 : o.model.train_transfers;
+  fabric->latency_factor = simgrid::config::get_value<double>("network/latency-factor");
+  fabric->bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
+  fabric->connection_rate = o.cluster.network.effective_connection_rate();
+  for (int k = 0; k < 2; ++k) {
+    fabric->bandwidth_factors[k] = o.model.bandwidth_factors[k];
+    fabric->bandwidth_factors_cold[k] = o.model.bandwidth_factors_cold[k];
+  }
+  fabric->cache_bytes = o.model.cache_bytes;
+  fabric->cache_curve = o.model.cache_curve;
+  // NCCL's collectives: the settings were checked with the run (check_nccl_run).
+  if (o.nccl.enabled) {
+    auto m = nccl_machine(o.cluster, o.np, o.nccl);
+    if (!m.ok()) return m.status();
+    fabric->nccl = std::make_shared<const SimNccl>(SimNccl{*m, o.nccl});
+  }
+  *out = std::move(fabric);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status check_world(const WorldOptions& o) {
@@ -103,56 +127,8 @@ Status simulate_ranks(const WorldOptions& o, const std::function<void(RankSeams&
                                    std::to_string(plat.gpus.size()) + " hosts)");
   plat.gpus.resize(static_cast<size_t>(o.np));
   plat.node_of.resize(static_cast<size_t>(o.np));
-  auto fabric = std::make_shared<SimFabric>(plat.gpus, plat.node_of);
-  fabric->timing_transfers = o.with_data ? 0 : o.model.train_transfers;
-  fabric->latency_factor = simgrid::config::get_value<double>("network/latency-factor");
-  fabric->bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
-  fabric->connection_rate = o.cluster.network.effective_connection_rate();
-  for (int k = 0; k < 2; ++k) {
-    fabric->bandwidth_factors[k] = o.model.bandwidth_factors[k];
-    fabric->bandwidth_factors_cold[k] = o.model.bandwidth_factors_cold[k];
-  }
-  fabric->cache_bytes = o.model.cache_bytes;
-  fabric->cache_curve = o.model.cache_curve;
-  // NCCL's variables act on NCCL's collectives only: a job whose GPU collectives are the
-  // runtime's own would ignore them, so they are refused rather than silently dropped.
-  if (!o.nccl) {
-    const char* set = o.nccl_algo != "auto"          ? "runtime.nccl_algo"
-                      : o.nccl_proto != "auto"       ? "runtime.nccl_proto"
-                      : o.nccl_min_nchannels != 0    ? "runtime.nccl_min_nchannels"
-                      : o.nccl_max_nchannels != 64   ? "runtime.nccl_max_nchannels"
-                      : o.cluster.network.sharp      ? "cluster.network.sharp"
-                                                     : nullptr;
-    if (set)
-      return Status::InvalidArgument(std::string(set) +
-                                     ": applies to NCCL's collectives (runtime.gpu_operations \"nccl\"); this scenario's GPU "
-                                     "collectives are the runtime's own (gpu_operations \"hvd\")");
-  }
-  if (o.nccl) {
-    // NCCL runs the GPU allreduce (Horovod's HOROVOD_GPU_OPERATIONS=NCCL): a knob that would
-    // hand it to the runtime's own algorithms, or one the NCCL path never reads, contradicts it.
-    const std::string& alg = o.config.allreduce_algorithm;
-    if (alg != "auto" && alg != "native")
-      return Status::InvalidArgument("runtime.allreduce_algorithm: \"" + alg +
-                                     "\" is the runtime's own allreduce, which would replace NCCL's (runtime.gpu_operations "
-                                     "\"nccl\"); NCCL's algorithm is runtime.nccl_algo, or set gpu_operations \"hvd\"");
-    if (o.config.hierarchical_allreduce)
-      return Status::InvalidArgument("runtime.hierarchical_allreduce: not with NCCL's allreduce (runtime.gpu_operations "
-                                     "\"nccl\"): NCCL's ring and tree already run inside the node over NVLink and across "
-                                     "nodes over the NICs (runtime.nccl_algo); Horovod's NCCL-then-MPI split is not modelled");
-    auto m = nccl_machine(o.cluster, o.np);
-    if (!m.ok()) return m.status();
-    m->min_channels = o.nccl_min_nchannels;
-    m->max_channels = o.nccl_max_nchannels;
-    // As NCCL does ("no algorithm/protocol available"): an NCCL_ALGO / NCCL_PROTO that cannot
-    // run the job's allreduce on this machine is an error, not a silent fallback.
-    if (o.np > 1 && !nccl_call(*m, NcclColl::kAllreduce, 1 << 20, o.nccl_algo, o.nccl_proto).ok)
-      return Status::InvalidArgument("runtime.nccl_algo: " + o.nccl_algo +
-                                     (o.nccl_proto != "auto" ? " with runtime.nccl_proto " + o.nccl_proto : std::string()) +
-                                     " cannot run allreduce on " + std::to_string(m->nodes) + " node(s) of " +
-                                     std::to_string(m->ranks_per_node) + " GPUs (np " + std::to_string(o.np) + ")");
-    fabric->nccl = std::make_shared<const SimNccl>(SimNccl{*m, o.nccl_algo, o.nccl_proto});
-  }
+  std::shared_ptr<SimFabric> fabric;
+  HVD_RETURN_IF_ERROR(make_fabric(o, plat, &fabric));
   DeviceCostSpec host_cost = o.gpu_cost;
   host_cost.host_staged = false;
   for (int r = 0; r < o.np; ++r) {

@@ -45,10 +45,10 @@ Status simulate_collective_sweep(const ScenarioPoint& pt, int np, NcclColl coll,
   HVD_RETURN_IF_ERROR(run_isolated(
       [&](std::string* res) {
         WorldOptions wo = world_options(pt, np);
-        if (!wo.nccl) {  // NCCL's variables are the raw column's; the runtime's own collectives run here
-          wo.nccl_algo = wo.nccl_proto = "auto";
-          wo.nccl_min_nchannels = 0;
-          wo.nccl_max_nchannels = 64;
+        if (wo.nccl.enabled) {
+          HVD_RETURN_IF_ERROR(check_nccl_run(pt, np));
+        } else {  // NCCL's variables are the raw column's; the runtime's own collectives run here
+          wo.nccl = NcclSettings{};
           wo.cluster.network.sharp = false;  // NCCL's CollNet: the runtime's own collectives never use it
         }
         std::vector<double> worst(sizes.size(), 0.0);

@@ -123,10 +123,6 @@ WorldOptions world_options(const ScenarioPoint& pt, int np) {
   wo.cluster = pt.cluster;
   wo.model = pt.simulation;
   wo.nccl = pt.nccl;
-  wo.nccl_algo = pt.nccl_algo;
-  wo.nccl_proto = pt.nccl_proto;
-  wo.nccl_min_nchannels = pt.nccl_min_nchannels;
-  wo.nccl_max_nchannels = pt.nccl_max_nchannels;
   wo.gpu_cost = pt.device;
   wo.np = np;
   wo.config = pt.config;
@@ -140,28 +136,105 @@ std::string timeline_name(const std::string& model, int np, const std::string& l
   return n + ".json";
 }
 
+namespace {
+
+// Each GPU computes at its own speed (cluster.gpu_speed_cv): its own step times (none where it
+// runs at the plan's). Ranks share the plan (names, sizes) and keep only their times: a plan
+// per rank was ~75 KiB of names for ResNet-101 (300 MB at 4,096 ranks).
+Status rank_timings(const ScenarioPoint& pt, const workloads::ModelTrace& trace, int np,
+                    std::vector<std::optional<replay::StepTiming>>* timings) {
+  const workloads::Precision precision = pt.workload.precision;
+  auto speed = workloads::compute_speed(trace, pt.cluster.gpu, precision);
+  if (!speed) return Status::InvalidArgument(speed.error());
+  const double scale = speed->scale;
+  timings->assign(static_cast<size_t>(np), std::nullopt);
+  for (int r = 0; r < np; ++r) {
+    const double f = pt.cluster.gpu_slowdown(r);
+    if (f == 1.0) continue;
+    auto pr = workloads::make_step_plan(trace, scale * f, pt.workload.batch_size, precision);
+    if (!pr) return Status::InvalidArgument(pr.error());
+    (*timings)[static_cast<size_t>(r)] = replay::timing_of(*pr);
+  }
+  return Status::OK();
+}
+
+// How every rank replays the run's steps (onto `tl` when there is a timeline).
+Status replay_options(const ScenarioPoint& pt, const workloads::StepPlan& plan, bool with_data, TimelineWriter* tl,
+                      replay::ReplayOptions* ro) {
+  ro->warmup_steps = pt.workload.warmup_steps;
+  ro->steps = pt.workload.steps;
+  ro->phantom = !with_data;
+  ro->device = pt.device.host_staged ? DeviceKind::kCPU : DeviceKind::kGPU;
+  // The update beyond plain SGD's (which the measured throughputs include), from its memory
+  // traffic over the model's parameters on this GPU (hvd/workloads/optimizer.h).
+  auto update = workloads::optimizer_extra_s(pt.workload.optimizer, plan, pt.cluster.gpu);
+  if (!update) return Status::InvalidArgument("workload.optimizer: " + update.error());
+  ro->optimizer_s = pt.workload.optimizer_s + *update;
+  ro->accumulation_steps = pt.workload.accumulation_steps;
+  ro->post_accumulation = pt.workload.allreduce_post_accumulation;
+  ro->timeline = tl;
+  ro->time_origin = 0;
+  ro->max_tuning_steps = pt.config.autotune ? pt.workload.max_tuning_steps : 0;
+  return Status::OK();
+}
+
+// A moment of the run in wall-clock and CPU seconds since `wall0` (RunOutcome::steps_wall_s).
+struct Mark {
+  double wall, cpu;
+};
+Mark mark_since(std::chrono::steady_clock::time_point wall0) {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return Mark{std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count(),
+              static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                  1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec)};
+}
+
+// What a finished run measured: every rank's replay, rank 0's autotuning and step ends.
+struct Measured {
+  std::vector<replay::ReplayResult> results;
+  AutotuneState tuned;
+  std::vector<Mark> step_ends;
+  Mark start{};
+  WorldInfo info;
+};
+
+// The run's record and costs from what it measured.
+void record_run(const ScenarioPoint& pt, const std::string& model, int np, const workloads::StepPlan& plan,
+                const Measured& m, std::chrono::steady_clock::time_point wall0, RunOutcome* out) {
+  report::RunRecord& r = out->record;
+  r.model = model;
+  r.np = np;
+  r.batch_size = pt.workload.batch_size;
+  r.gpu = pt.cluster.gpu;
+  r.label = pt.label;
+  r.knobs = shown_knobs(pt);
+  if (m.tuned.enabled) report::add_autotune_knobs(m.tuned, m.results[0].tuning_steps, &r.knobs);  // rank 0's view; all agree
+  summarise(m.results, plan, pt.workload.accumulation_steps, np, out);
+  out->simulated_s = m.info.simulated_s;
+  const size_t measured = m.results[0].steps.size();
+  if (measured > 0 && m.step_ends.size() >= measured) {
+    const Mark& from = m.step_ends.size() > measured ? m.step_ends[m.step_ends.size() - measured - 1] : m.start;
+    out->steps_wall_s = m.step_ends.back().wall - from.wall;
+    out->steps_cpu_s = m.step_ends.back().cpu - from.cpu;
+  }
+  out->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  out->peak_rss_kib = ru.ru_maxrss;
+}
+
+}  // namespace
+
 Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
                     const RunOptions& opts, RunOutcome* out) {
   const auto wall0 = std::chrono::steady_clock::now();
   auto trace = workloads::find_model(model, pt.workload.seq_len);
   if (!trace) return Status::InvalidArgument(trace.error());
-  const workloads::Precision precision = pt.workload.precision;
-  auto plan = workloads::make_step_plan(*trace, pt.cluster.gpu, pt.workload.batch_size, precision);
+  auto plan = workloads::make_step_plan(*trace, pt.cluster.gpu, pt.workload.batch_size, pt.workload.precision);
   if (!plan) return Status::InvalidArgument(plan.error());
-  // Each GPU computes at its own speed (cluster.gpu_speed_cv): its own step times. Ranks
-  // share the plan (names, sizes) and keep only their times: a plan per rank was ~75 KiB
-  // of names for ResNet-101 (300 MB at 4,096 ranks).
-  auto speed = workloads::compute_speed(*trace, pt.cluster.gpu, precision);
-  if (!speed) return Status::InvalidArgument(speed.error());
-  const double scale = speed->scale;
-  std::vector<std::optional<replay::StepTiming>> timings(static_cast<size_t>(np));
-  for (int r = 0; r < np; ++r) {
-    const double f = pt.cluster.gpu_slowdown(r);
-    if (f == 1.0) continue;
-    auto pr = workloads::make_step_plan(*trace, scale * f, pt.workload.batch_size, precision);
-    if (!pr) return Status::InvalidArgument(pr.error());
-    timings[static_cast<size_t>(r)] = replay::timing_of(*pr);
-  }
+  std::vector<std::optional<replay::StepTiming>> timings;
+  HVD_RETURN_IF_ERROR(rank_timings(pt, *trace, np, &timings));
   WorldOptions wo = world_options(pt, np);
   wo.with_data = opts.with_data || pt.with_data;
   // The files of a run: its label, and with several seeds the seed it ran ("seed=1").
@@ -175,37 +248,12 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
     wo.timeline = tl.get();
   }
   replay::ReplayOptions ro;
-  ro.warmup_steps = pt.workload.warmup_steps;
-  ro.steps = pt.workload.steps;
-  ro.phantom = !wo.with_data;
-  ro.device = pt.device.host_staged ? DeviceKind::kCPU : DeviceKind::kGPU;
-  // The update beyond plain SGD's (which the measured throughputs include), from its memory
-  // traffic over the model's parameters on this GPU (hvd/workloads/optimizer.h).
-  auto update = workloads::optimizer_extra_s(pt.workload.optimizer, *plan, pt.cluster.gpu);
-  if (!update) return Status::InvalidArgument("workload.optimizer: " + update.error());
-  ro.optimizer_s = pt.workload.optimizer_s + *update;
-  ro.accumulation_steps = pt.workload.accumulation_steps;
-  ro.post_accumulation = pt.workload.allreduce_post_accumulation;
-  ro.timeline = tl.get();
-  ro.time_origin = 0;
-  ro.max_tuning_steps = pt.config.autotune ? pt.workload.max_tuning_steps : 0;
-  AutotuneState tuned;
-  // Rank 0's step ends in wall-clock and CPU seconds (RunOutcome::steps_wall_s).
-  struct Mark {
-    double wall, cpu;
-  };
-  auto mark = [&wall0] {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return Mark{std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count(),
-                static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                    1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec)};
-  };
-  std::vector<Mark> step_ends;
-  const Mark start = mark();
-  std::vector<replay::ReplayResult> results(static_cast<size_t>(np));
+  HVD_RETURN_IF_ERROR(replay_options(pt, *plan, wo.with_data, tl.get(), &ro));
+  Measured m;
+  m.start = mark_since(wall0);
+  m.results.resize(static_cast<size_t>(np));
   std::vector<Status> statuses(static_cast<size_t>(np));
-  WorldInfo info;
+  HVD_RETURN_IF_ERROR(check_nccl_run(pt, np));
   HVD_RETURN_IF_ERROR(simulate(
       wo,
       [&](Runtime& rt, RankSeams& seams) {
@@ -214,35 +262,16 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
         replay::ReplayOptions mine = ro;
         if (ro.phantom) mine.memory = ro.device == DeviceKind::kCPU ? seams.cpu : seams.gpu;
         if (const auto& own = timings[static_cast<size_t>(seams.rank)]) mine.timing = &*own;
-        if (seams.rank == 0) mine.on_step = [&](int, const replay::StepSample&) { step_ends.push_back(mark()); };
+        if (seams.rank == 0) mine.on_step = [&](int, const replay::StepSample&) { m.step_ends.push_back(mark_since(wall0)); };
         statuses[static_cast<size_t>(seams.rank)] =
-            replay::replay_training(rt, *seams.platform, *plan, mine, &results[static_cast<size_t>(seams.rank)]);
-        if (seams.rank == 0) tuned = rt.autotune_state();
+            replay::replay_training(rt, *seams.platform, *plan, mine, &m.results[static_cast<size_t>(seams.rank)]);
+        if (seams.rank == 0) m.tuned = rt.autotune_state();
       },
-      &info));
+      &m.info));
   for (const Status& st : statuses)
     if (!st.ok()) return st;
   if (tl) tl->flush();
-  report::RunRecord& r = out->record;
-  r.model = trace->name;
-  r.np = np;
-  r.batch_size = pt.workload.batch_size;
-  r.gpu = pt.cluster.gpu;
-  r.label = pt.label;
-  r.knobs = shown_knobs(pt);
-  if (tuned.enabled) report::add_autotune_knobs(tuned, results[0].tuning_steps, &r.knobs);  // rank 0's view; all agree
-  summarise(results, *plan, pt.workload.accumulation_steps, np, out);
-  out->simulated_s = info.simulated_s;
-  const size_t measured = results[0].steps.size();
-  if (measured > 0 && step_ends.size() >= measured) {
-    const Mark& from = step_ends.size() > measured ? step_ends[step_ends.size() - measured - 1] : start;
-    out->steps_wall_s = step_ends.back().wall - from.wall;
-    out->steps_cpu_s = step_ends.back().cpu - from.cpu;
-  }
-  out->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  out->peak_rss_kib = ru.ru_maxrss;
+  record_run(pt, trace->name, np, *plan, m, wall0, out);
   return Status::OK();
 }
 

@@ -9,27 +9,56 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "hvd/sim/cluster.h"
 #include "hvd/status.h"
 
 namespace hvd::sim {
 
-/// NCCL's algorithms (NCCL_ALGO) and protocols (NCCL_PROTO).
+/// NCCL's algorithms (NCCL_ALGO), protocols (NCCL_PROTO) and the collectives nccl-tests
+/// times. Each enum's order is the one index space of the model's tables
+/// (simulator/src/model/nccl_model.cc: one row per algorithm, one column per protocol, one
+/// row per collective) and of their names; the counts below follow the last enumerator.
 enum class NcclAlgo { kRing, kTree, kNvls, kNvlsTree, kCollnet };
 enum class NcclProto { kLL, kLL128, kSimple };
-/// The collectives nccl-tests times.
 enum class NcclColl { kAllreduce, kAllgather, kReducescatter, kBroadcast, kAlltoall };
+inline constexpr int kNcclAlgos = static_cast<int>(NcclAlgo::kCollnet) + 1;
+inline constexpr int kNcclProtos = static_cast<int>(NcclProto::kSimple) + 1;
+inline constexpr int kNcclColls = static_cast<int>(NcclColl::kAlltoall) + 1;
 
 /// "ring", "tree", "nvls", "nvls_tree", "collnet".
 const char* nccl_algo_name(NcclAlgo a);
 /// "LL", "LL128", "Simple".
 const char* nccl_proto_name(NcclProto p);
-/// "allreduce", ...
+/// "allreduce", "allgather", "reducescatter", "broadcast", "alltoall".
 const char* nccl_coll_name(NcclColl c);
-/// Parses a collective name; false if unknown.
+/// Every name of each enum, in the enum's order (for messages and command-line choices).
+std::vector<std::string> nccl_algo_names();
+std::vector<std::string> nccl_proto_names();
+std::vector<std::string> nccl_coll_names();
+/// Parses an algorithm or a protocol name in any case, as NCCL reads NCCL_ALGO and
+/// NCCL_PROTO; a collective name as written. False if unknown.
+bool parse_nccl_algo(const std::string& name, NcclAlgo* out);
+bool parse_nccl_proto(const std::string& name, NcclProto* out);
 bool parse_nccl_coll(const std::string& name, NcclColl* out);
+
+/// NCCL's settings of a job, parsed once from the scenario's runtime section
+/// (simulator/src/input/nccl_settings.cc) and read as they are by the model, the simulated
+/// world and the reports.
+struct NcclSettings {
+  bool enabled = false;            ///< runtime.gpu_operations "nccl": GPU collectives on NCCL
+  std::optional<NcclAlgo> algo;    ///< runtime.nccl_algo (NCCL_ALGO); none: "auto", the tuner's argmin
+  std::optional<NcclProto> proto;  ///< runtime.nccl_proto (NCCL_PROTO); none: "auto", every protocol
+  int min_channels = 0;            ///< runtime.nccl_min_nchannels (NCCL_MIN_NCHANNELS); 0: NCCL's count
+  int max_channels = 64;           ///< runtime.nccl_max_nchannels (NCCL_MAX_NCHANNELS), at most 64
+  /// The algorithm's name, or "auto".
+  const char* algo_name() const { return algo ? nccl_algo_name(*algo) : "auto"; }
+  /// The protocol's name, or "auto".
+  const char* proto_name() const { return proto ? nccl_proto_name(*proto) : "auto"; }
+};
 
 /// The machine as NCCL's topology search sees it.
 struct NcclMachine {
@@ -49,6 +78,7 @@ struct NcclMachine {
                              ///< kernel launch (it overlaps the kernel before it)
   int min_channels = 0;      ///< NCCL_MIN_NCHANNELS (NCCL_MIN_CTAS): 0 leaves NCCL's count
   int max_channels = 64;     ///< NCCL_MAX_NCHANNELS (NCCL_MAX_CTAS), at most MAXCHANNELS (64)
+                             ///< (both NcclSettings', which nccl_machine copies)
   int gpus_per_thread = 1;   ///< GPUs one host thread drives, launching their kernels in turn
                              ///< (nccl-tests -g); 1: a process per GPU, as Horovod runs
   double slow_gpu_link = 0;  ///< GB/s of a GPU link of the job trained below its rate
@@ -57,8 +87,10 @@ struct NcclMachine {
   int ranks() const { return nodes * ranks_per_node; }
 };
 
-/// The machine of `np` ranks of `cluster` (np / gpus_per_node servers, packed).
-StatusOr<NcclMachine> nccl_machine(const ClusterSpec& cluster, int np);
+/// The machine of `np` ranks of `cluster` (np / gpus_per_node servers, packed), with the
+/// channel counts of `settings`. Refuses what the model does not price: a platform file, a
+/// blocking fabric, a degraded link's extra latency.
+StatusOr<NcclMachine> nccl_machine(const ClusterSpec& cluster, int np, const NcclSettings& settings = {});
 
 /// What NCCL's topology search settles on for one algorithm: channels and GB/s each.
 struct NcclGraph {
@@ -84,14 +116,11 @@ struct NcclCall {
 
 /// NCCL's choice and time for `coll` of `bytes`, the size nccl-tests reports (the buffer of
 /// allreduce and broadcast; the whole gathered buffer of allgather, reducescatter and
-/// alltoall). `algo` "auto" lets the tuner pick the cheapest (algorithm, protocol) as NCCL
-/// does; "ring", "tree", "nvls", "nvls_tree" or "collnet" forces one, as NCCL_ALGO does
-/// (ok = false where it cannot run). `proto` "auto", or "LL", "LL128", "Simple" (any case)
-/// forces the protocol as NCCL_PROTO does (an alltoall runs Simple only).
-NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t bytes, const std::string& algo = "auto",
-                   const std::string& proto = "auto");
-/// True where `proto` ("auto" or a protocol name, any case) admits protocol `p`.
-bool nccl_proto_matches(const std::string& proto, NcclProto p);
+/// alltoall). Without `settings.algo` the tuner picks the cheapest (algorithm, protocol) as
+/// NCCL does; with it that algorithm runs, as NCCL_ALGO forces it (ok = false where it cannot
+/// run). `settings.proto` forces the protocol as NCCL_PROTO does (an alltoall runs Simple
+/// only). The channel counts are the machine's.
+NcclCall nccl_call(const NcclMachine& m, NcclColl coll, size_t bytes, const NcclSettings& settings = {});
 
 /// nccl-tests' bus bandwidth factor of `coll` at `ranks`: busbw = algbw x factor.
 double nccl_bus_factor(NcclColl coll, int ranks);

@@ -12,6 +12,7 @@
 #include "hvd/config.h"
 #include "hvd/report/report.h"
 #include "hvd/sim/cluster.h"
+#include "hvd/sim/nccl_model.h"
 #include "hvd/status.h"
 #include "hvd/workloads/optimizer.h"
 #include "hvd/workloads/precision.h"
@@ -41,11 +42,7 @@ struct ScenarioPoint {
   WorkloadSpec workload;           ///< what to train
   Config config;                   ///< runtime knobs (defaults + scenario "runtime")
   std::map<std::string, std::string> knobs;  ///< the knobs the scenario set, as written
-  std::string nccl_algo = "auto";  ///< runtime.nccl_algo: NCCL_ALGO of the job (hvd/sim/nccl_model.h)
-  std::string nccl_proto = "auto";  ///< runtime.nccl_proto: NCCL_PROTO of the job
-  int nccl_min_nchannels = 0;      ///< runtime.nccl_min_nchannels: NCCL_MIN_NCHANNELS (0: NCCL's)
-  int nccl_max_nchannels = 64;     ///< runtime.nccl_max_nchannels: NCCL_MAX_NCHANNELS
-  bool nccl = false;               ///< runtime.gpu_operations "nccl": GPU collectives on NCCL
+  NcclSettings nccl;               ///< runtime.gpu_operations and NCCL's variables (runtime.nccl_*)
   std::vector<int> np;             ///< ranks to simulate
   bool with_data = false;          ///< real bytes
   int parallel = 2;                ///< simulations run at once
@@ -73,5 +70,21 @@ Status parse_scenario(const std::string& text, const std::string& source,
 /// Reads and parses a scenario file.
 Status load_scenario(const std::string& path, const std::vector<std::string>& overrides,
                      Scenario* out);
+
+/// The NCCL checks of a run of `np` ranks of `pt`, before it is simulated (a training run's,
+/// and the runtime column of a collective sweep on NCCL). NCCL's variables and
+/// cluster.network.sharp act on NCCL's collectives only, so without runtime.gpu_operations
+/// "nccl" they are refused rather than ignored; with it, so are the runtime's own allreduce
+/// choices (runtime.allreduce_algorithm other than auto or native,
+/// runtime.hierarchical_allreduce), a cluster the NCCL model does not price (nccl_machine),
+/// and, as NCCL refuses it ("no algorithm/protocol available"), an NCCL_ALGO / NCCL_PROTO
+/// that cannot run the job's allreduce on its machine. kInvalidArgument, one line.
+Status check_nccl_run(const ScenarioPoint& pt, int np);
+
+/// Loads the platform XML `file` in a child process (SimGrid aborts on what it cannot use)
+/// and checks that it has `np` hosts and a route between every two ranks' hosts (all pairs
+/// up to 256 ranks, else each rank with rank 0 and its ring neighbours). A SimGrid abort
+/// becomes the error: kInvalidArgument, one line. For hvdsim, before its runs.
+Status check_platform_file(const std::string& file, int np);
 
 }  // namespace hvd::sim

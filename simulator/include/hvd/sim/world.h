@@ -19,6 +19,7 @@
 #include "hvd/runtime.h"
 #include "hvd/seams.h"
 #include "hvd/sim/cluster.h"
+#include "hvd/sim/nccl_model.h"
 #include "hvd/status.h"
 #include "hvd/timeline.h"
 #include "hvd/transport.h"
@@ -32,13 +33,10 @@ struct WorldOptions {
   DeviceCostSpec gpu_cost;           ///< GPU memory operation costs
   int np = 1;                        ///< ranks (GPUs used, filled server by server)
   bool with_data = false;            ///< move and reduce real bytes (small runs only)
-  /// GPU collectives on NCCL (runtime.gpu_operations "nccl"): the transports offer native
-  /// collectives timed by the NCCL model (hvd/sim/nccl_model.h) with this NCCL_ALGO.
-  bool nccl = false;
-  std::string nccl_algo = "auto";
-  std::string nccl_proto = "auto";  ///< NCCL_PROTO
-  int nccl_min_nchannels = 0;        ///< NCCL_MIN_NCHANNELS (0: NCCL's own count)
-  int nccl_max_nchannels = 64;       ///< NCCL_MAX_NCHANNELS
+  /// GPU collectives on NCCL (nccl.enabled, runtime.gpu_operations "nccl"): the transports
+  /// offer native collectives timed by the NCCL model (hvd/sim/nccl_model.h) with these
+  /// settings (checked before a run by check_nccl_run, hvd/sim/scenario.h).
+  NcclSettings nccl;
   Config config;                     ///< runtime knobs (simulate() only)
   TimelineWriter* timeline = nullptr;  ///< shared timeline in simulated time (may be null)
   std::ostream* log = nullptr;       ///< runtime log stream (default std::cerr)
@@ -70,11 +68,5 @@ Status simulate(const WorldOptions& o, const std::function<void(Runtime&, RankSe
 
 /// Checks a cluster/np combination without simulating (the errors simulate() would give).
 Status check_world(const WorldOptions& o);
-
-/// Loads the platform XML `file` in a child process (SimGrid aborts on what it cannot use)
-/// and checks that it has `np` hosts and a route between every two ranks' hosts (all pairs
-/// up to 256 ranks, else each rank with rank 0 and its ring neighbours). A SimGrid abort
-/// becomes the error: kInvalidArgument, one line. For hvdsim, before its runs.
-Status check_platform_file(const std::string& file, int np);
 
 }  // namespace hvd::sim
