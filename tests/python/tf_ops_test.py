@@ -172,6 +172,19 @@ def fusion_checks(c, r, p):
               flush=True)
     c.ok(tensors == 32 and responses < tensors, f"fusion: {tensors} tensors in {responses} responses")
 
+    @tf.function
+    def constant_and_alike():
+        x = tf.constant([1.0, 2.0])
+        a, b = hvd.allreduce(x, op=hvd.Sum), hvd.allreduce(x, op=hvd.Sum)  # alike: both run
+        hvd.allreduce(x * 3, op=hvd.Sum)  # unused: runs all the same
+        return a + b
+    counts = []
+    for _ in range(2):  # constant inputs: never folded into a constant, so every call reduces
+        before = _core.stats()["tensors"]
+        c.close(constant_and_alike(), np.array([2.0, 4.0], np.float32) * p, "allreduces of a constant")
+        counts.append(_core.stats()["tensors"] - before)
+    c.ok(counts == [3, 3], f"a graph's collectives all run at every call: {counts} tensors, want [3, 3]")
+
 
 def error_checks(c, r, p):
     c.raises(lambda: hvd.allreduce(tf.constant([True])), TypeError, "dtype bool", "allreduce of bool")

@@ -44,6 +44,25 @@ def _load_library():
 
 HVD_LIB = _load_library()
 
+# The ops are stateful (a collective talks to the other ranks: never folded into a constant,
+# never merged). tf.function's automatic control dependencies chain stateful ops in program
+# order; the collectives are listed with the order-insensitive ops that must run instead,
+# so that a step's collectives are pending together (and fuse) and each runs on every rank
+# even where its output goes unused. barrier and join keep their place in program order.
+_COLLECTIVES = ("HvdAllreduce", "HvdGroupedAllreduce", "HvdAllgather", "HvdGroupedAllgather", "HvdBroadcast",
+                "HvdAlltoall", "HvdReducescatter", "HvdGroupedReducescatter", "HvdQuery")
+
+
+def _register_order_insensitive(types):
+    try:
+        from tensorflow.python.framework import auto_control_deps as acd
+        acd.MUST_RUN_ORDER_INSENSITIVE_STATEFUL_OPS = frozenset(acd.MUST_RUN_ORDER_INSENSITIVE_STATEFUL_OPS) | set(types)
+    except (ImportError, AttributeError):  # another TensorFlow: correct, but one collective at a time
+        pass
+
+
+_register_order_insensitive(_COLLECTIVES)
+
 _INTEGERS = (tf.uint8, tf.int8, tf.int16, tf.int32, tf.int64)
 # What the ops take: the reductions the runtime's dtypes, the others those and bool.
 _REDUCIBLE = (tf.uint8, tf.int8, tf.int32, tf.int64, tf.float16, tf.bfloat16, tf.float32, tf.float64)

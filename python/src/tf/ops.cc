@@ -2,10 +2,12 @@
 // scalar string `tensor_name` last: the name the ranks match the tensor by; empty means the
 // node's name (graph mode, as Horovod keys its ops). Attributes follow Horovod's
 // (reduce_op, prescale_factor, postscale_factor, root_rank, ignore_name_scope,
-// process_set_id). The collectives are not stateful, as Horovod's are not: TensorFlow's
-// automatic control dependencies chain stateful ops in program order, which would run a
-// step's allreduces one at a time instead of letting the runtime fuse them. barrier and
-// join, whose effect is the only output, are stateful.
+// process_set_id). Every op is stateful: a collective talks to the other ranks, so graph
+// optimizers must neither fold one whose input is constant (it would run once, while the
+// graph is optimized, and never again) nor merge two alike. tf.function's automatic control
+// dependencies would chain stateful ops in program order, one allreduce after the other;
+// hvd.tensorflow registers the collectives with them as order-insensitive ops that must
+// run (mpi_ops.py), so a step's collectives are pending together and fuse.
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
@@ -20,7 +22,8 @@ using tensorflow::shape_inference::ShapeHandle;
 // naming and membership.
 #define HVD_REDUCE_TYPES "{uint8, int8, int32, int64, half, bfloat16, float, double}"
 #define HVD_MOVE_TYPES "{uint8, int8, int32, int64, half, bfloat16, float, double, bool}"
-#define HVD_COLLECTIVE_ATTRS .Attr("ignore_name_scope: bool = false").Attr("process_set_id: int = 0")
+#define HVD_COLLECTIVE_ATTRS \
+  .Attr("ignore_name_scope: bool = false").Attr("process_set_id: int = 0").SetIsStateful()
 #define HVD_SCALES .Attr("prescale_factor: float = 1.0").Attr("postscale_factor: float = 1.0")
 
 // Outputs 0..n-1 have their input's shape with an unknown first dimension (allgather,
