@@ -217,18 +217,20 @@ def is_homogeneous():
 # ---------------------------------------------------------------------------------------
 # Automatic names and checks shared by the collectives
 
-_noname = {}  # process set id -> counter: unnamed tensors match among the set's members
+_noname = {}  # (kind, process set id) -> counter: unnamed tensors match among the set's members
 
 
 def _name(kind, name, process_set=None):
     """``name``, or the next automatic name of the set: every member makes the same calls in
     the same order, so the n-th unnamed tensor of a set has the same name on every member
-    (a per-set counter: members of one set must not count the others' calls)."""
+    (a counter per set, since members of one set must not count the others' calls, and per
+    kind, so that a call only some ranks made, e.g. an allgather that raised because a rank
+    had joined, does not shift the names of the other kinds: allgather_object after it)."""
     if name is not None:
         return name
     sid = _set_id(process_set)
-    n = _noname.get(sid, 0)
-    _noname[sid] = n + 1
+    n = _noname.get((kind, sid), 0)
+    _noname[(kind, sid)] = n + 1
     return f"{kind}.noname.{n}" if sid == 0 else f"{kind}.noname.set{sid}.{n}"
 
 
