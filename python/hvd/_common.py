@@ -7,7 +7,7 @@ import os
 import pickle
 import sys
 
-from hvd import HvdError, _core
+from hvd import HvdError, HvdInvalidArgument, _core
 
 # Reduction ops, numbered as the runtime's ReduceOp.
 Average, Sum, Min, Max, Product = 0, 1, 2, 3, 4
@@ -232,6 +232,18 @@ def _name(kind, name, process_set=None):
     n = _noname.get((kind, sid), 0)
     _noname[(kind, sid)] = n + 1
     return f"{kind}.noname.{n}" if sid == 0 else f"{kind}.noname.set{sid}.{n}"
+
+
+def _set_root(root_rank, process_set, fn):
+    """The set's rank of ``root_rank``: roots are global ranks, as in Horovod (a member of
+    the set); the runtime takes the rank within the set."""
+    root = int(root_rank)
+    if process_set is None or process_set.ranks is None:
+        return root
+    if root not in process_set.ranks:
+        raise HvdInvalidArgument(f"hvd.{fn}: root rank {root} is not a member of {process_set!r} "
+                                 "(root_rank is a global rank)")
+    return process_set.ranks.index(root)
 
 
 def _check_adasum(process_set, fn):

@@ -132,8 +132,8 @@ def process_set_checks(c, r, p):
                 np.array([float(sum(ranks))], np.float32), "allreduce in a process set")
         c.close(tf.function(lambda x: hvd.allgather(x, process_set=ps))(tf.constant([r])), np.array(ranks, np.int32),
                 "allgather in a process set (tf.function)")
-        c.close(hvd.broadcast(tf.constant([r]), 1 if len(ranks) > 1 else 0, process_set=ps),
-                np.array([ranks[-1]], np.int32), "broadcast in a process set (root = set rank)")
+        c.close(hvd.broadcast(tf.constant([r]), ranks[-1], process_set=ps),
+                np.array([ranks[-1]], np.int32), "broadcast in a process set (root = global rank)")
     else:
         c.raises(lambda: hvd.allreduce(tf.ones(1), process_set=ps), tf.errors.InvalidArgumentError,
                  "not a member", "allreduce outside the set")

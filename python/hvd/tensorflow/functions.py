@@ -54,7 +54,7 @@ def broadcast_object(obj, root_rank=0, session=None, name=None, process_set=glob
     """Pickles ``obj`` on the root and returns the root's object on every rank (the other
     ranks' ``obj`` is ignored). In graph mode give the ``session`` to run in."""
     name = _object_name("broadcast_object", name, process_set)
-    is_root = process_set.rank() == root_rank
+    is_root = _common.rank() == root_rank  # root_rank is a global rank, as in Horovod
 
     def bcast_size(n):
         t = mpi_ops.broadcast(tf.constant([n], tf.int64), root_rank, name=f"{name}.size", process_set=process_set)

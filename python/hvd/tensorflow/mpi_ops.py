@@ -178,10 +178,12 @@ def grouped_allgather(tensors, name=None, ignore_name_scope=False, process_set=g
 
 
 def broadcast(tensor, root_rank, name=None, ignore_name_scope=False, process_set=global_process_set):
-    """``root_rank``'s ``tensor`` (its rank in the process set) on every rank."""
+    """``root_rank``'s ``tensor`` on every rank of the set (a global rank, a member of
+    ``process_set``, as in Horovod)."""
     tensor, = _tensors([tensor], "broadcast")
+    root = _common._set_root(root_rank, process_set, "broadcast")
     tname, node = _names("broadcast", name, [tensor], process_set)
-    return HVD_LIB.hvd_broadcast(tensor, tname, root_rank=int(root_rank), ignore_name_scope=ignore_name_scope,
+    return HVD_LIB.hvd_broadcast(tensor, tname, root_rank=root, ignore_name_scope=ignore_name_scope,
                                  process_set_id=_set_id(process_set), name=node)
 
 

@@ -19,7 +19,7 @@ from hvd._common import (  # noqa: F401
     ProcessSet, global_process_set, _set_id, add_process_set, remove_process_set,
     init, shutdown, is_initialized, rank, size, local_rank, local_size, cross_rank, cross_size,
     mpi_built, mpi_enabled, mpi_threads_supported, gloo_built, gloo_enabled, nccl_built, ddl_built,
-    ccl_built, cuda_built, rocm_built, _name, _noname, _check_adasum,
+    ccl_built, cuda_built, rocm_built, _name, _noname, _check_adasum, _set_root,
 )
 
 _NATIVE = {
@@ -316,18 +316,6 @@ def grouped_allgather_async(tensors, name=None, process_set=global_process_set):
 
 def grouped_allgather(tensors, name=None, process_set=global_process_set):
     return synchronize(grouped_allgather_async(tensors, name, process_set))
-
-
-def _set_root(root_rank, process_set, fn):
-    """The set's rank of ``root_rank``: roots are global ranks, as in Horovod (a member of
-    the set); the runtime takes the rank within the set."""
-    root = int(root_rank)
-    if process_set is None or process_set.ranks is None:
-        return root
-    if root not in process_set.ranks:
-        raise HvdInvalidArgument(f"hvd.{fn}: root rank {root} is not a member of {process_set!r} "
-                                 "(root_rank is a global rank)")
-    return process_set.ranks.index(root)
 
 
 def broadcast_async_(tensor, root_rank, name=None, process_set=global_process_set):
