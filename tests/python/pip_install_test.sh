@@ -15,7 +15,7 @@ site=$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()
 "$fw_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' >"$site/hvd_test_frameworks.pth"
 # NCCL off: nvcc would add minutes to the suite; the CUDA path is built by the main build.
 "$work/venv/bin/python" -m pip install -q --disable-pip-version-check "$src" \
-  -C build-dir="$work/build" -C cmake.define.HVD_WITH_NCCL=OFF >"$work/pip.log" 2>&1 ||
+  --config-settings=build-dir="$work/build" --config-settings=cmake.define.HVD_WITH_NCCL=OFF >"$work/pip.log" 2>&1 ||
   { tail -30 "$work/pip.log"; echo "pip install failed"; exit 1; }
 export PATH="$work/venv/bin:$PATH"
 cd "$work"
