@@ -139,10 +139,13 @@ std::vector<Handle> RuntimeImpl::enqueue_group(std::vector<OpRequest> reqs) {
   auto refuse = [&](size_t bad, const Status& s) {
     std::string opn = reqs.empty() ? "" : std::string(optype_name(reqs[0].op));
     for (char& ch : opn) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    for (size_t i = 0; i < reqs.size(); ++i)
+    for (size_t i = 0; i < reqs.size(); ++i) {
       hs.push_back(finished_handle(
           i == bad ? s : Status(s.code(), "grouped " + opn + ": another tensor of the group ('" + reqs[bad].name +
                                               "') was refused: " + s.message())));
+      // A member's completion callback hears the refusal too (a TensorFlow kernel waits on it).
+      if (reqs[i].on_done) reqs[i].on_done(hs.back()->wait(), *hs.back());
+    }
     return hs;
   };
   if (!running_) return refuse(0, Status::Precondition("hvd runtime is not running (call init/start first)"));
