@@ -277,3 +277,24 @@ def allgather_object_bytes(obj, gather_sizes, gather_bytes):
         out.append(pickle.loads(raw[off:off + n]))
         off += n
     return out
+
+
+def _env_int(var, default):
+    v = os.environ.get(var)
+    if v is None or v == "":
+        return default
+    try:
+        return int(v)
+    except ValueError:
+        raise ValueError(f"{var}: {v[:60]!r} is not an integer") from None
+
+
+def record_trace_from_env(record_trace, active):
+    """Starts ``record_trace`` (a framework's) as HVD_RECORD_TRACE and its companions ask,
+    unless ``active`` (a recording runs already)."""
+    path = os.environ.get("HVD_RECORD_TRACE")
+    if path and not active:
+        record_trace(path, steps=_env_int("HVD_RECORD_TRACE_STEPS", 10),
+                     warmup=_env_int("HVD_RECORD_TRACE_WARMUP", 3),
+                     batch_size=_env_int("HVD_RECORD_TRACE_BATCH", 1),
+                     reference_gpu=os.environ.get("HVD_RECORD_TRACE_GPU", "P100"))

@@ -2,6 +2,8 @@
 // library loaded next to hvd._core calls instead of linking a runtime of its own.
 #include "capi.h"
 
+#include <chrono>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,50 @@ hvd_capi_result result_of(const hvd::Status& s, const hvd::OpHandle& h, const st
   return r;
 }
 
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The recording of capi_trace_start: one per process, as the table and its runtime are. A
+// finished request finds its event by index under the same mutex; a new recording bumps the
+// generation, so a request of an earlier one that finishes late touches nothing.
+struct TraceRecording {
+  std::mutex mu;
+  bool on = false;
+  uint64_t generation = 0;
+  size_t max_events = 0;
+  std::vector<CapiTraceEvent> events;
+};
+TraceRecording& recording() {
+  static TraceRecording r;
+  return r;
+}
+
+// The event slot of an allreduce about to be enqueued, or -1 when none is recorded.
+int64_t trace_enqueued(const hvd_capi_request& c, uint64_t* generation) {
+  if (c.op != HVD_CAPI_ALLREDUCE) return -1;
+  TraceRecording& r = recording();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!r.on || r.events.size() >= r.max_events) return -1;
+  CapiTraceEvent e;
+  e.name = c.name ? c.name : "";
+  e.dtype = c.dtype;
+  e.shape.assign(c.shape, c.shape + c.ndim);
+  e.enqueued_s = now_s();
+  r.events.push_back(std::move(e));
+  *generation = r.generation;
+  return static_cast<int64_t>(r.events.size()) - 1;
+}
+
+void trace_done(int64_t slot, uint64_t generation) {
+  if (slot < 0) return;
+  const double t = now_s();
+  TraceRecording& r = recording();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.on && r.generation == generation && static_cast<size_t>(slot) < r.events.size())
+    r.events[static_cast<size_t>(slot)].done_s = t;
+}
+
 // The runtime's request for one hvd_capi_request; its callback reports to done(ctx, i).
 hvd::OpRequest request_of(const hvd_capi_request& c, hvd_capi_done done, void* ctx, int index) {
   hvd::OpRequest q;
@@ -48,7 +94,10 @@ hvd::OpRequest request_of(const hvd_capi_request& c, hvd_capi_done done, void* c
   q.root = c.root;
   if (c.nsplits > 0) q.splits.assign(c.splits, c.splits + c.nsplits);
   q.process_set = c.process_set;
-  q.on_done = [done, ctx, index](const hvd::Status& s, const hvd::OpHandle& h) {
+  uint64_t generation = 0;
+  const int64_t slot = trace_enqueued(c, &generation);
+  q.on_done = [done, ctx, index, slot, generation](const hvd::Status& s, const hvd::OpHandle& h) {
+    trace_done(slot, generation);
     const std::vector<int64_t> out_shape = h.output_shape();
     const std::vector<int64_t> splits = h.received_splits();
     const hvd_capi_result r = result_of(s, h, out_shape, splits);
@@ -107,3 +156,22 @@ const hvd_capi kTable = {HVD_CAPI_VERSION, initialized, rank, size, local_rank, 
 }  // namespace
 
 const hvd_capi* hvd_capi_table() { return &kTable; }
+
+void capi_trace_start(size_t max_events) {
+  TraceRecording& r = recording();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.on = true;
+  ++r.generation;
+  r.max_events = max_events;
+  r.events.clear();
+}
+
+std::vector<CapiTraceEvent> capi_trace_stop() {
+  TraceRecording& r = recording();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.on = false;
+  ++r.generation;
+  std::vector<CapiTraceEvent> out;
+  out.swap(r.events);
+  return out;
+}

@@ -209,6 +209,16 @@ PYBIND11_MODULE(_core, m) {
   });
   // The address of the C table (src/hvd_capi.h) an op library uses to reach this runtime.
   m.def("capi_table", [] { return reinterpret_cast<uintptr_t>(hvd_capi_table()); });
+  // Recording the allreduces that come through that table (hvd.tensorflow.record_trace):
+  // trace_stop() gives (name, dtype, shape, enqueued_s, done_s) each, in enqueue order.
+  m.def("trace_start", [](size_t max_events) { capi_trace_start(max_events); }, py::arg("max_events"));
+  m.def("trace_stop", [] {
+    py::list out;
+    for (const CapiTraceEvent& e : capi_trace_stop())
+      out.append(py::make_tuple(e.name, std::string(hvd::dtype_name(static_cast<hvd::DataType>(e.dtype))), e.shape,
+                                e.enqueued_s, e.done_s));
+    return out;
+  });
 
   m.def("allreduce_async", [](const std::string& name, uintptr_t in, uintptr_t out, const std::string& dtype,
                               const std::vector<int64_t>& shape, int op, double pre, double post, int ps) {

@@ -42,4 +42,11 @@ from hvd._common import process_set_by_id  # noqa: F401
 from hvd.timeline import start_timeline, stop_timeline  # noqa: F401
 from hvd.tensorflow.sync_batch_norm import SyncBatchNormalization  # noqa: F401,E402
 from hvd.tensorflow import elastic  # noqa: F401,E402  (hvd.elastic.run, TensorFlowKerasState, ...)
+from hvd.tensorflow.trace import record_trace  # noqa: F401,E402
+from hvd.tensorflow import trace as _trace  # noqa: E402
+from hvd import _common as _common_hooks  # noqa: E402
+
+# HVD_RECORD_TRACE starts a recording at hvd.init(); shutdown (or the process's end) writes it.
+_common_hooks._init_hooks.append(_trace._start_from_env)
+_common_hooks._shutdown_hooks.append(_trace._finish)
 

@@ -7,6 +7,7 @@ the reduction runs inside a ``tf.function`` for the same reason, as Horovod's do
 import tensorflow as tf
 
 from hvd.tensorflow import reduce
+from hvd.tensorflow import trace as _trace
 from hvd.tensorflow.compression import Compression
 from hvd.tensorflow.mpi_ops import Average, global_process_set
 
@@ -56,16 +57,18 @@ def _allreduce_grads_fn(name, compression, sparse_as_dense, op, gradient_predivi
     pre, post = (1.0 / gradient_predivide_factor, gradient_predivide_factor) if op == Average else (1.0, 1.0)
     kw = dict(compression=compression, op=op, prescale_factor=pre, postscale_factor=post, process_set=process_set)
 
-    def reduce_all(grads, index_groups):
+    def reduce_all(grads, index_groups, names):
         with tf.name_scope(name + "_Allreduce"):
             if sparse_as_dense:
                 grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads]
             out = list(grads)
             if index_groups is None:
-                return [None if g is None else reduce.allreduce(g, **kw) for g in grads]
-            for idx in index_groups:
-                for i, r in zip(idx, reduce.grouped_allreduce([grads[i] for i in idx], **kw)):
-                    out[i] = r
+                out = [None if g is None else reduce.allreduce(g, **kw) for g in grads]
+            else:
+                for idx in index_groups:
+                    for i, r in zip(idx, reduce.grouped_allreduce([grads[i] for i in idx], **kw)):
+                        out[i] = r
+            _trace.register_gradients(out, names)
             return out
 
     graph_fn = tf.function(reduce_all)
@@ -75,9 +78,10 @@ def _allreduce_grads_fn(name, compression, sparse_as_dense, op, gradient_predivi
         if not process_set.included():
             return grads
         index_groups = None if groups is None else tuple(map(tuple, _index_groups(grads, variables, groups)))
+        names = _trace.variable_names(variables)
         if tf.executing_eagerly():
-            return list(graph_fn(grads, index_groups))
-        return reduce_all(grads, index_groups)
+            return list(graph_fn(grads, index_groups, names))
+        return reduce_all(grads, index_groups, names)
     return allreduce_grads
 
 

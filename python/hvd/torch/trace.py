@@ -21,6 +21,8 @@ import time
 
 import torch
 
+from hvd import _common
+
 _rec = None  # the active recorder
 
 
@@ -138,23 +140,8 @@ def record_trace(path, steps=10, warmup=3, batch_size=1, name=None, reference_gp
     return _rec
 
 
-def _env_int(var, default):
-    v = os.environ.get(var)
-    if v is None or v == "":
-        return default
-    try:
-        return int(v)
-    except ValueError:
-        raise ValueError(f"{var}: {v[:60]!r} is not an integer") from None
-
-
 def _start_from_env():
-    path = os.environ.get("HVD_RECORD_TRACE")
-    if path and _rec is None:
-        record_trace(path, steps=_env_int("HVD_RECORD_TRACE_STEPS", 10),
-                     warmup=_env_int("HVD_RECORD_TRACE_WARMUP", 3),
-                     batch_size=_env_int("HVD_RECORD_TRACE_BATCH", 1),
-                     reference_gpu=os.environ.get("HVD_RECORD_TRACE_GPU", "P100"))
+    _common.record_trace_from_env(record_trace, _rec is not None)
 
 
 def _finish():
