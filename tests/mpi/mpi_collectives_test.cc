@@ -211,7 +211,7 @@ TEST(Mpi, GroupedAllgatherAndReducescatter) {
   EXPECT_FALSE(bad[0]->wait().ok()) << "the well-formed member fails with its group";
   EXPECT_NE(bad[0]->wait().message().find("Mismatched allgather tensor shapes"), std::string::npos)
       << bad[0]->wait().message();
-  // Likewise for a grouped allreduce (whose other members used to wait forever).
+  // Likewise for a grouped allreduce: its other members fail too instead of waiting.
   std::vector<float> c(4, 1.0f), d(4, 1.0f);
   Status sa = runtime()->grouped_allreduce(
       {"mpi.gbadar.0", "mpi.gbadar.1"},

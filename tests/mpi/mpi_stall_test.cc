@@ -20,8 +20,8 @@ double steady_now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// A transfer that times out says which peer it waited for (a killed rank used to surface
-// as a bare "MPI transfer timed out").
+// A transfer that times out says which peer it waited for, not a bare "MPI transfer timed
+// out", so that a killed rank is named.
 TEST(MpiStall, TimedOutTransferNamesThePeer) {
   std::unique_ptr<Transport> t = make_mpi_world_transport();
   if (t->rank() == 0) {

@@ -53,7 +53,8 @@ std::string with_network(const std::string& network) {
 const std::string kTooDeep = std::string(57, '[') + "... is not a value nested at most 64 levels deep";
 
 TEST(HostileInput, DeepJsonIsRefusedWhileParsing) {
-  // 100,000 levels used to overflow the stack (recursive copy, then json::dump).
+  // 100,000 levels are refused while parsing, before a recursive copy or json::dump could
+  // overflow the stack.
   EXPECT_EQ(error_of(nest(100000)), "s.json: " + kTooDeep);
   EXPECT_EQ(error_of(with_network(R"({"bandwidth": )" + nest(100000) + "}")),
             "s.json: cluster.network.bandwidth: " + kTooDeep);
@@ -133,7 +134,7 @@ TEST_P(HostileNumbers, AreOutsideTheirDocumentedRange) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, HostileNumbers,
     ::testing::Values(
-        // "1e-300bps" used to be accepted and the run never ended.
+        // "1e-300bps" is refused: a run on it would never end.
         Range{{"cluster.network.bandwidth=1e-300bps"}, "cluster.network.bandwidth: \"1e-300bps\" is not a bandwidth of at least 1Kbps"},
         Range{{"cluster.network.bandwidth=999bps"}, "is not a bandwidth of at least 1Kbps"},
         Range{{"cluster.intra_node.bandwidth=1e10TBps"}, "cluster.intra_node.bandwidth: \"1e10TBps\" is not a bandwidth of at most 1000TBps"},
@@ -307,7 +308,7 @@ TEST(HostileInput, HvdsimRefusesBadOptionsAndFilesBeforeSimulating) {
       {local + " --set 'runtime.x=" + nest(50000) + "'", "--set runtime.x: [[[[[["},
       {local + " --set cluster.platform_file=" + noroute + " --set cluster.gpus_per_node=2",
        "is not a platform with a route between every two ranks' hosts (none from gpu0 to gpu1)"},
-      // A run slower than the limit stops (it used to run for ever at 1e-300bps).
+      // A run slower than the limit stops at the limit, with one line.
       {local + " -q --set cluster.intra_node.bandwidth=1Kbps --set simulation.time_limit=30s",
        "hvdsim: resnet50 np=2: simulation.time_limit: the run was stopped at 30 s of simulated time, the limit"},
   };
@@ -321,8 +322,8 @@ TEST(HostileInput, HvdsimRefusesBadOptionsAndFilesBeforeSimulating) {
 }
 
 TEST(HostileInput, HvdsimRunsAModelSetOverModelsOnce) {
-  // localhost.json has workload.models ["resnet50"]: --set workload.model=resnet50 used to
-  // add a second resnet50 and run every point twice.
+  // localhost.json has workload.models ["resnet50"]: --set workload.model=resnet50 replaces
+  // the set; it does not add a second resnet50 and run every point twice.
   std::string err;
   ASSERT_EQ(run_hvdsim(std::string(HVD_SOURCE_DIR) + "/scenarios/localhost.json --set workload.model=resnet50", &err), 0)
       << err;

@@ -123,8 +123,8 @@ TEST(Allreduce, MultiDimensionalShapesAndGroupedUnit) {
 
 // A group of mixed element types (and an in-place member) reduces every member in its own
 // type: a buffer holds one type, so the group runs as one allreduce per run of members that
-// can share one. It used to take the first member's type for all, reading and writing past
-// the others' buffers. Fusion on and off, in place and out of place.
+// can share one; no member is read or written in another member's type (which would run
+// past its buffer). Fusion on and off, in place and out of place.
 TEST(Allreduce, GroupedMixedTypesReduceEachInItsOwnType) {
   for (int64_t threshold : {int64_t{0}, int64_t{64} << 20}) {
     Config cfg = test::fast_config();

@@ -161,7 +161,7 @@ TEST_P(WorldSize, BarrierAndProcessSets) {
     ASSERT_TRUE(rt.allreduce("world_after", tw, tw, ReduceOp::kSum).ok());
     EXPECT_EQ(w[0], size);
     // A removed set (size 0) and one that never was refuse an even-split alltoall with
-    // one error; the split check used to divide by the removed set's size.
+    // one error (the split check never divides by the removed set's size, 0).
     st = rt.remove_process_set(id);
     ASSERT_TRUE(st.ok()) << st.to_string();
     for (int gone : {id, 7}) {
