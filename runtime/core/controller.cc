@@ -1,4 +1,5 @@
 #include "core/controller.h"
+#include "core/op_table.h"
 
 #include <algorithm>
 #include <bit>
@@ -119,7 +120,7 @@ StatusOr<bool> Controller::cache_round(bool want_shutdown, double now, Negotiati
     std::fill(and_bits.begin() + 1, and_bits.end(), ~uint64_t{0});
     const int bits = std::min(cache_capacity(), static_cast<int>(words * 64));
     for (int bit = 0; bit < bits; ++bit)
-      if (cache_.occupied(bit) && cache_.at(bit).op != OpType::kAllreduce) {
+      if (cache_.occupied(bit) && !op_row(cache_.at(bit).op).while_joined) {
         and_bits[1 + static_cast<size_t>(bit) / 64] &= ~(uint64_t{1} << (bit % 64));
         set_bit(or_bits, 1, bit);
       }

@@ -5,6 +5,7 @@
 
 #include "core/controller.h"
 #include "core/fusion.h"
+#include "core/op_table.h"
 
 namespace hvd {
 
@@ -32,6 +33,7 @@ std::vector<int64_t> tail_dims(const std::vector<int64_t>& s) {
 
 std::string mismatch_error(const std::vector<const TensorRequest*>& reqs, int size) {
   const TensorRequest& a = *reqs[0];
+  const OpRow& row = op_row(a.op);
   const std::string opn = lower(optype_name(a.op));
   for (const TensorRequest* bp : reqs) {
     const TensorRequest& b = *bp;
@@ -44,25 +46,20 @@ std::string mismatch_error(const std::vector<const TensorRequest*>& reqs, int si
       os << "Mismatched data types: one rank sent " << dtype_name(a.dtype) << ", but another rank sent " << dtype_name(b.dtype);
     } else if (diff & kSpecDevice) {
       os << "Mismatched devices: one rank placed the tensor on " << (a.device == DeviceKind::kCPU ? "cpu" : "gpu") << ", but another rank on " << (b.device == DeviceKind::kCPU ? "cpu" : "gpu");
-    } else if ((a.op == OpType::kAllreduce || a.op == OpType::kBroadcast || a.op == OpType::kReducescatter) && a.shape != b.shape) {
+    } else if (row.shapes == ShapeRule::kSame && a.shape != b.shape) {
       os << "Mismatched " << opn << " tensor shapes: One rank sent a tensor of shape " << shape_string(a.shape) << ", but another rank sent a tensor of shape " << shape_string(b.shape);
-    } else if ((a.op == OpType::kAllgather || a.op == OpType::kAlltoall) && (a.shape.size() != b.shape.size() || tail_dims(a.shape) != tail_dims(b.shape))) {
+    } else if (row.shapes == ShapeRule::kTail && (a.shape.size() != b.shape.size() || tail_dims(a.shape) != tail_dims(b.shape))) {
       os << "Mismatched " << opn << " tensor shapes: One rank sent a tensor of shape " << shape_string(a.shape) << ", but another rank sent a tensor of shape " << shape_string(b.shape) << " (only the first dimension may differ)";
-    } else if ((a.op == OpType::kAllreduce || a.op == OpType::kReducescatter) && (diff & kSpecReduceOp)) {
+    } else if (row.reduces && (diff & kSpecReduceOp)) {
       os << "Mismatched reduction operations: one rank requested " << op_name(a.stated_op()) << ", but another rank requested " << op_name(b.stated_op());
     } else if (diff & kSpecScale) {
       // An average's postscale holds its 1/size since enqueue: show what the callers gave.
       const double n = a.average ? static_cast<double>(size) : 1.0;
       os << "Mismatched scale factors: one rank gave prescale " << a.prescale << " and postscale " << a.postscale * n << ", but another rank gave " << b.prescale << " and " << b.postscale * n;
-    } else if (a.op == OpType::kRemoveProcessSet && (diff & kSpecRoot)) {
-      os << "Mismatched process set removal: one rank removed process set " << a.root << ", but another rank process set " << b.root;
-    } else if (a.op == OpType::kBroadcast && (diff & kSpecRoot)) {
-      os << "Mismatched broadcast root ranks: one rank specified root rank " << a.root << ", but another rank specified root rank " << b.root;
+    } else if (const std::string own = row.mismatch ? row.mismatch(a, b, diff) : std::string(); !own.empty()) {
+      os << own;
     } else if (a.group_size != b.group_size) {
       os << "Mismatched grouped " << opn << ": one rank grouped " << a.group_size << " tensors, but another rank " << b.group_size;
-    } else if (a.op == OpType::kAddProcessSet && a.ranks != b.ranks) {
-      std::vector<int> ar(a.ranks.begin(), a.ranks.end()), br(b.ranks.begin(), b.ranks.end());
-      os << "Mismatched process set: one rank asked for ranks " << ranks_str(ar) << ", but another rank for " << ranks_str(br);
     } else {
       continue;
     }
@@ -131,7 +128,7 @@ std::vector<uint8_t> Controller::coordinate(const Gathered& lists) {
       groups_.erase(gid);
       continue;
     }
-    if (members[0].op != OpType::kAllreduce) {
+    if (!op_row(members[0].op).fuses) {
       // Allgather, reducescatter: negotiated as one unit, executed back to back.
       for (Response& m : members) plan.push_back(std::move(m));
       groups_.erase(gid);
@@ -224,7 +221,7 @@ Response Controller::build_response(const std::string& name, Pending& p) {
   // the identity); any other collective fails on the ranks that submitted it, which then
   // go on to join (an allgather answered without the joined ranks' rows would differ from
   // what the same call gives without join).
-  if (r.error.empty() && !r.joined.empty() && a.op != OpType::kAllreduce) {
+  if (r.error.empty() && !r.joined.empty() && !op_row(a.op).while_joined) {
     r.error = std::string(optype_name(a.op)) + " of tensor '" + name +
               "' is not supported while ranks have joined (only allreduce is, as in Horovod)";
   }
@@ -232,33 +229,7 @@ Response Controller::build_response(const std::string& name, Pending& p) {
     r.error_code = static_cast<uint8_t>(StatusCode::kMismatch);
     return r;
   }
-  const int64_t rows = a.shape.empty() ? 1 : a.shape[0];
-  const int64_t row = rows ? num_elements(a.shape) / rows : num_elements(tail_dims(a.shape));
-  switch (a.op) {
-    case OpType::kAllreduce:
-    case OpType::kBroadcast:
-      r.counts = {num_elements(a.shape)};
-      break;
-    case OpType::kAllgather:
-      for (int k = 0; k < t_.size(); ++k) {
-        const TensorRequest* o = p.of(k);
-        r.first_dims.push_back(o ? o->shape[0] : 0);
-      }
-      r.row_elems = {num_elements(tail_dims(a.shape))};
-      break;
-    case OpType::kAlltoall:
-      r.row_elems = {num_elements(tail_dims(a.shape))};
-      break;
-    case OpType::kReducescatter:
-      r.first_dims = {rows};
-      r.row_elems = {row};
-      break;
-    case OpType::kAddProcessSet:
-      r.ranks = a.ranks;
-      break;
-    default:
-      break;
-  }
+  op_row(a.op).result_shape(&r, a, t_.size(), [&p](int k) { return p.of(k); });
   return r;
 }
 

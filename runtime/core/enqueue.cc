@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 
+#include "core/op_table.h"
 #include "core/runtime_impl.h"
 
 namespace hvd {
@@ -79,7 +80,7 @@ void RequestRef::write(Writer& w) const {
 // negotiation, fusion and every algorithm see a sum and a postscale (as NCCL lowers ncclAvg
 // when a collective is enqueued). OpRequest::average keeps what the caller asked for.
 static void lower_average(OpRequest* q, int set_size) {
-  if (q->reduce_op != ReduceOp::kAverage || (q->op != OpType::kAllreduce && q->op != OpType::kReducescatter)) return;
+  if (q->reduce_op != ReduceOp::kAverage || !op_row(q->op).reduces) return;
   q->reduce_op = ReduceOp::kSum;
   q->postscale = q->postscale / set_size;
   q->average = true;
@@ -195,21 +196,6 @@ Status RuntimeImpl::remove_process_set(int id) {
   return enqueue(std::move(q))->wait();
 }
 
-// Adasum (collectives/adasum.h): float types on the CPU, a power-of-two process set.
-static Status validate_adasum(const OpRequest& q, int set_size) {
-  auto what = [&q] { return std::string(optype_name(q.op)) + " '" + q.name + "': Adasum "; };
-  const DataType dt = q.input.dtype;
-  if (dt != DataType::kFloat16 && dt != DataType::kFloat32 && dt != DataType::kFloat64)
-    return Status::InvalidArgument(what() + "is defined for float16, float32 and float64 tensors, not " +
-                                   std::string(dtype_name(dt)));
-  if (q.input.device != DeviceKind::kCPU) return Status::InvalidArgument(what() + "runs on CPU tensors only");
-  if (set_size <= 0 || (set_size & (set_size - 1)) != 0)
-    return Status::InvalidArgument(what() + "needs a power-of-two number of ranks (1, 2, 4, 8, ...), but process set " +
-                                   std::to_string(q.process_set) + " has " + std::to_string(set_size) +
-                                   " (Horovod: running Adasum with non-power of 2 ranks is not supported)");
-  return Status::OK();
-}
-
 Status RuntimeImpl::validate(const OpRequest& q) const {
   // The prefix of every message, built only when there is an error to report.
   auto what = [&q] { return std::string(optype_name(q.op)) + " '" + q.name + "': "; };
@@ -218,9 +204,8 @@ Status RuntimeImpl::validate(const OpRequest& q) const {
     if (d < 0) return Status::InvalidArgument(what() + "negative dimension in shape " + shape_string(q.input.shape));
   Device* dev = q.input.device == DeviceKind::kGPU ? opts_.gpu : opts_.cpu;
   if (!dev) return Status::InvalidArgument(what() + "tensor is on the GPU but this runtime has no GPU device");
-  const bool needs_data = q.op != OpType::kBarrier && q.op != OpType::kJoin &&
-                          q.op != OpType::kAddProcessSet && q.op != OpType::kRemoveProcessSet;
-  if (needs_data && !q.input.data && q.input.count() > 0 && !dev->allows_phantom())
+  const OpRow& row = op_row(q.op);
+  if (row.moves_data && !q.input.data && q.input.count() > 0 && !dev->allows_phantom())
     return Status::InvalidArgument(what() + "input tensor has no storage");
   if (!std::isfinite(q.prescale) || !std::isfinite(q.postscale))
     return Status::InvalidArgument(what() + "scale factors must be finite");
@@ -228,65 +213,8 @@ Status RuntimeImpl::validate(const OpRequest& q) const {
   // the set's size (an alltoall's first dimension).
   const int size = sets_->size_of(q.process_set);
   if (size <= 0) return Status::InvalidArgument("process set " + std::to_string(q.process_set) + " does not exist");
-  switch (q.op) {
-    case OpType::kAllreduce:
-      if (q.output.shape != q.input.shape || q.output.dtype != q.input.dtype || q.output.device != q.input.device)
-        return Status::InvalidArgument(what() + "output must have the input's shape " + shape_string(q.input.shape) +
-                                       ", dtype and device (got " + shape_string(q.output.shape) + ")");
-      if (!q.output.data && q.output.count() > 0 && !dev->allows_phantom())
-        return Status::InvalidArgument(what() + "output tensor has no storage");
-      if (q.reduce_op == ReduceOp::kAdasum) return validate_adasum(q, size);
-      break;
-    case OpType::kBroadcast:
-      if (q.root < 0 || q.root >= size)
-        return Status::InvalidArgument(what() + "root rank " + std::to_string(q.root) + " is outside [0, " + std::to_string(size) + ")");
-      break;
-    case OpType::kAllgather:
-    case OpType::kReducescatter:
-      if (q.op == OpType::kReducescatter && q.reduce_op == ReduceOp::kAdasum)
-        return Status::InvalidArgument(what() + "Adasum is an allreduce only (as in Horovod)");
-      if (q.input.shape.empty()) return Status::InvalidArgument(what() + "needs a tensor with at least one dimension");
-      break;
-    case OpType::kAlltoall: {
-      if (q.input.shape.empty()) return Status::InvalidArgument(what() + "needs a tensor with at least one dimension");
-      if (q.splits.empty()) {
-        if (q.input.shape[0] % size != 0)
-          return Status::InvalidArgument(what() + "first dimension " + std::to_string(q.input.shape[0]) +
-                                         " does not divide evenly among " + std::to_string(size) + " ranks; give splits");
-        break;
-      }
-      if (static_cast<int>(q.splits.size()) != size)
-        return Status::InvalidArgument(what() + "splits has " + std::to_string(q.splits.size()) + " entries, expected " + std::to_string(size));
-      int64_t sum = 0;
-      for (int64_t v : q.splits) {
-        if (v < 0) return Status::InvalidArgument(what() + "negative split");
-        sum += v;
-      }
-      if (sum != q.input.shape[0])
-        return Status::InvalidArgument(what() + "splits add up to " + std::to_string(sum) + ", but the first dimension is " + std::to_string(q.input.shape[0]));
-      break;
-    }
-    case OpType::kAddProcessSet: {
-      if (q.process_set != 0) return Status::InvalidArgument("add_process_set runs on the world set only");
-      std::set<int> seen;
-      for (int r : q.set_ranks) {
-        if (r < 0 || r >= world().size())
-          return Status::InvalidArgument("add_process_set: rank " + std::to_string(r) + " is outside the world");
-        if (!seen.insert(r).second) return Status::InvalidArgument("add_process_set: rank " + std::to_string(r) + " listed twice");
-      }
-      if (seen.empty()) return Status::InvalidArgument("add_process_set: no ranks");
-      break;
-    }
-    case OpType::kRemoveProcessSet:
-      if (q.process_set != 0) return Status::InvalidArgument("remove_process_set runs on the world set only");
-      if (q.root == 0) return Status::InvalidArgument("remove_process_set: process set 0 (the world) cannot be removed");
-      if (sets_->size_of(q.root) <= 0)
-        return Status::InvalidArgument("remove_process_set: process set " + std::to_string(q.root) + " does not exist");
-      break;
-    default:
-      break;
-  }
-  return Status::OK();
+  if (!row.validate) return Status::OK();
+  return row.validate(q, OpCheckEnv{size, world().size(), dev->allows_phantom(), *sets_});
 }
 
 }  // namespace hvd

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "core/executor.h"
+#include "core/op_table.h"
 
 namespace hvd {
 
@@ -42,6 +43,14 @@ void Executor::complete_all(const Status& s) {
     if (e) e->handle->complete(s, env_.cycle);
 }
 
+Status Executor::barrier() { return Status::OK(); }  // negotiation brought every rank here
+
+Status Executor::join() {
+  for (auto& e : entries_)
+    if (e) e->handle->set_last_joined(r_.last_joined_rank);
+  return Status::OK();
+}
+
 Status Executor::run(double now) {
   take_entries();
   if (!r_.error.empty()) {
@@ -58,21 +67,7 @@ Status Executor::run(double now) {
                             env_.ts_us(first), (t0 - first) * 1e6,
                             "\"tensors\":" + std::to_string(r_.names.size()));
   }
-  Status s;
-  switch (r_.op) {
-    case OpType::kAllreduce: s = allreduce(); break;
-    case OpType::kAllgather: s = allgather(); break;
-    case OpType::kBroadcast: s = broadcast(); break;
-    case OpType::kAlltoall: s = alltoall(); break;
-    case OpType::kReducescatter: s = reducescatter(); break;
-    case OpType::kAddProcessSet: s = add_process_set(); break;
-    case OpType::kRemoveProcessSet: s = remove_process_set(); break;
-    case OpType::kJoin:
-      for (auto& e : entries_)
-        if (e) e->handle->set_last_joined(r_.last_joined_rank);
-      break;
-    case OpType::kBarrier: break;  // negotiation already brought every rank here
-  }
+  Status s = (this->*op_row(r_.op).execute)();
   // A data transfer of the world set timed out: name the rank really gone (the peer may be
   // a live rank that was itself waiting for a dead one), before the handles hear of it.
   if (s.code() == StatusCode::kTimeout && s.peer() >= 0 && ps_.id == 0 && ps_.controller)

@@ -43,14 +43,18 @@ class Executor {
   /// `now`: the platform time if the caller just read it (< 0: read it here).
   Status run(double now = -1);
 
- private:
+  /// The bodies of the op table's rows (core/op_table.cc): one response of that op.
   Status allreduce();
   Status allgather();
   Status broadcast();
   Status alltoall();
   Status reducescatter();
+  Status barrier();
+  Status join();
   Status add_process_set();
   Status remove_process_set();
+
+ private:
   /// The allreduce algorithm for `bytes` (the knob, resolved for this group and size).
   const AllreduceAlgo& choose_allreduce(int64_t bytes) const;
   Status allreduce_with(void* buf, int64_t count);

@@ -1,10 +1,12 @@
 #include "core/fusion.h"
 
+#include "core/op_table.h"
+
 namespace hvd {
 
 bool fusable(const Response& a, const Response& b) {
   // Allreduce has no root: every other field of the spec must agree.
-  return a.op == OpType::kAllreduce && b.op == OpType::kAllreduce && a.error.empty() &&
+  return a.op == b.op && op_row(a.op).fuses && a.error.empty() &&
          b.error.empty() && (spec_diff(a, b) & ~unsigned{kSpecRoot}) == 0 && a.joined == b.joined;
 }
 
@@ -16,7 +18,7 @@ std::vector<Response> fuse_responses(std::vector<Response> in, int64_t threshold
     if (used[i]) continue;
     Response acc = std::move(in[i]);
     used[i] = true;
-    if (acc.op == OpType::kAllreduce && acc.error.empty()) {
+    if (op_row(acc.op).fuses && acc.error.empty()) {
       int64_t bytes = acc.bytes();
       for (size_t j = i + 1; j < in.size() && bytes < threshold; ++j) {
         if (used[j] || !fusable(acc, in[j])) continue;  // look past non-matching responses

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/op_table.h"
+
 namespace hvd {
 
 ResponseCache::ResponseCache(int64_t capacity) : capacity_(capacity) {
@@ -10,9 +12,7 @@ ResponseCache::ResponseCache(int64_t capacity) : capacity_(capacity) {
 }
 
 bool ResponseCache::cacheable(const Response& r) {
-  return r.error.empty() && r.joined.empty() &&
-         (r.op == OpType::kAllreduce || r.op == OpType::kBroadcast ||
-          r.op == OpType::kReducescatter || r.op == OpType::kAlltoall);
+  return r.error.empty() && r.joined.empty() && op_row(r.op).cacheable;
 }
 
 namespace {
@@ -21,21 +21,8 @@ namespace {
 bool matches(const Response& c, const OpSpec& q, int32_t group_id, const std::vector<int64_t>& shape) {
   const unsigned diff = spec_diff(c, q);
   if ((diff & (kSpecOp | kSpecDtype | kSpecDevice)) || group_id >= 0) return false;
-  const int64_t rows = shape.empty() ? 1 : shape[0];
-  const int64_t row = rows ? num_elements(shape) / rows : 0;
-  switch (q.op) {
-    case OpType::kAllreduce:
-      return !(diff & (kSpecReduceOp | kSpecScale)) && c.counts[0] == num_elements(shape);
-    case OpType::kBroadcast:
-      return !(diff & kSpecRoot) && c.counts[0] == num_elements(shape);
-    case OpType::kReducescatter:
-      return !(diff & (kSpecReduceOp | kSpecScale)) && c.first_dims[0] == rows &&
-             c.row_elems[0] == row;
-    case OpType::kAlltoall:
-      return !shape.empty() && c.row_elems[0] == row;
-    default:
-      return false;
-  }
+  const OpRow& row = op_row(q.op);
+  return row.cacheable && row.cache_matches(c, diff, shape);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <array>
 #include <sstream>
 
+#include "core/op_table.h"
 #include "hvd/status.h"
 
 namespace hvd {
@@ -11,9 +12,6 @@ constexpr std::array<std::string_view, 8> kDtypeNames = {
     "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
 constexpr std::array<size_t, 8> kDtypeSizes = {1, 1, 4, 8, 2, 2, 4, 8};
 constexpr std::array<std::string_view, 6> kOpNames = {"average", "sum", "min", "max", "product", "adasum"};
-constexpr std::array<std::string_view, 9> kOpTypeNames = {
-    "ALLREDUCE", "ALLGATHER", "BROADCAST", "ALLTOALL", "REDUCESCATTER", "BARRIER", "JOIN",
-    "ADD_PROCESS_SET", "REMOVE_PROCESS_SET"};
 }  // namespace
 
 size_t dtype_size(DataType t) { return kDtypeSizes[static_cast<size_t>(t)]; }
@@ -39,7 +37,7 @@ std::optional<ReduceOp> parse_op(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view optype_name(OpType t) { return kOpTypeNames[static_cast<size_t>(t)]; }
+std::string_view optype_name(OpType t) { return op_row(t).name; }
 
 int64_t num_elements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
