@@ -227,7 +227,7 @@ TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
        "runtime.nccl_algo: collnet cannot run allreduce on 1 node(s) of 8 GPUs"},
       {kH100 + " -q --set cluster.nodes=2 --set 'workload.models=[\"resnet50\"]' --set 'sweep.np=[16]' --set runtime.nccl_algo=nvls_tree --set runtime.nccl_proto=LL128",
        "runtime.nccl_algo: nvls_tree with runtime.nccl_proto LL128 cannot run allreduce on 2 node(s)"},
-      {one + " --collective allgatherv", "hvdsim: --collective: 'allgatherv' is not one of allreduce, allgather, reducescatter, broadcast, alltoall"},
+      {one + " --collective allgatherv", "hvdsim: --collective: allgatherv not in {allreduce,allgather,reducescatter,broadcast,alltoall}"},
       {one + " --collective alltoall -b 4 -e 1M --raw-only", "hvdsim: --minbytes: 4 is below one 4-byte element a rank for alltoall on 8 ranks (at least 32 bytes)"},
       {one + " --set runtime.nccl_algo=pat --collective allgather", "hvdsim: runtime.nccl_algo: pat cannot run allgather"},
       {one + " --set runtime.nccl_proto=LL256", "runtime.nccl_proto: \"LL256\" is not one of auto, LL, LL128, Simple"},
