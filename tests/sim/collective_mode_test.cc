@@ -241,6 +241,8 @@ TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
       {one + " --set runtime.nccl_min_nchannels=many", "runtime.nccl_min_nchannels: \"many\" is not an integer from 0 to 64"},
       {one + " --set runtime.gpu_operations=mpi", "runtime.gpu_operations: \"mpi\" is not \"nccl\""},
       {one + " --set cluster.host_cpu=arm", "cluster.host_cpu"},
+      {one + " --set cluster.nvlink_domain_nodes=2 --set cluster.intra_node.type=pcie",
+       "cluster.nvlink_domain_nodes: 2 servers share an NVLink domain, but cluster.intra_node.type is \"pcie\""},
       {one + " --set cluster.network.sharp=yes", "cluster.network.sharp"},
       {one + " --set cluster.network.protocol=tcp --set cluster.network.sharp=true",
        "cluster.network.sharp: SHARP is InfiniBand switches' in-network reduction; this network's protocol is tcp"},
