@@ -35,6 +35,15 @@ constexpr const char* kV100 =
 constexpr const char* kA100 = "NVIDIA A100 datasheet (2021, 'NVIDIA A100 Tensor Core GPU'), dense";
 constexpr const char* kH100 = "NVIDIA H100 datasheet (2023, 'NVIDIA H100 Tensor Core GPU'), dense";
 constexpr const char* kH200 = "NVIDIA H200 datasheet (2024, 'NVIDIA H200 Tensor Core GPU'), dense";
+// Blackwell: per-GPU figures of the 8-GPU board and the 72-GPU rack, divided by their GPUs
+// (NVIDIA publishes the systems): HGX B200 600 TFLOPS FP32, 36 PFLOPS sparse FP16/BF16 (18 dense),
+// 1.4 TB HBM3e (180 GB a GPU), 8 TB/s a GPU, NVLink 5 1.8 TB/s a GPU (18 links of 100 GB/s);
+// PCIe Gen5 x16 to the ConnectX-7 NICs (DGX B200 user guide). GB200 NVL72 5,760 TFLOPS FP32,
+// 360 PFLOPS sparse FP16/BF16 (180 dense), 13.4 TB HBM3e (186 GB a GPU), 576 TB/s (8 TB/s a GPU),
+// 130 TB/s NVLink (1.8 TB/s a GPU); its ConnectX-7 NICs hang off PCIe Gen5 x16.
+constexpr const char* kB200 =
+    "NVIDIA HGX B200 / DGX B200 datasheets (2024-2025, 'NVIDIA HGX Platform', 'NVIDIA DGX B200'), per GPU, dense";
+constexpr const char* kGB200 = "NVIDIA GB200 NVL72 datasheet (2024, 'NVIDIA GB200 NVL72'), per GPU, dense";
 // hvdbench --calibrate --device gpu and hvd_gpu_microbench on one H200 SXM (driver 580.159,
 // CUDA 13.0, 2026-11-25): the backend's copy moved 2092 GB/s of tensor (4.18 TB/s through
 // memory, as cudaMemcpyAsync), its float32 reduce kernel 1380 GB/s (4.14 TB/s): 0.87 and
@@ -68,6 +77,9 @@ std::vector<GpuSpec> build_catalog() {
   c.push_back(gpu("H100-PCIe", {}, "H100 PCIe 80 GB (NVLink bridge: 2 GPUs)", 51, 756, 80, 2000,
                   128, 600, kH100));
   c.push_back(gpu("H200-SXM", {"H200"}, "H200 SXM 141 GB", 67, 989.4, 141, 4800, 128, 900, kH200));
+  c.push_back(gpu("B200-SXM", {"B200"}, "B200 SXM 180 GB (HGX B200)", 75, 2250, 180, 8000, 128, 1800, kB200));
+  c.push_back(gpu("GB200", {"GB200-NVL72"}, "GB200 Blackwell GPU 186 GB (GB200 NVL72)", 80, 2500, 186, 8000, 128,
+                  1800, kGB200));
   // Hopper's memory efficiency: 0.87, the reduce fraction measured on both the H200 and the
   // H100 SXM5 (the reduce is the kernel a ring allreduce spends its device time in); the
   // H100 PCIe shares the memory system and takes the same fraction, not measured.
@@ -115,7 +127,7 @@ Result<GpuSpec> find_gpu(std::string_view name) {
     known += (known.empty() ? "" : ", ") + g.name;
   }
   return Error{"unknown GPU '" + cut_text(name) + "'; known GPUs: " + known +
-               " (aliases: P100, V100, A100, H100)"};
+               " (aliases: P100, V100, A100, H100, H200, B200)"};
 }
 
 Result<double> compute_scale(std::string_view from, std::string_view to) {

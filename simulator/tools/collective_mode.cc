@@ -155,7 +155,7 @@ int raw_machine(const ScenarioPoint& pt, const CollectiveArgs& a, NcclColl coll,
               << (pt.nccl.proto ? " with runtime.nccl_proto " + std::string(pt.nccl.proto_name()) : std::string())
               << " cannot run " << a.collective << " on this machine (" << machine->nodes
               << (machine->nodes == 1 ? " node" : " nodes") << "; nvls needs NVSwitch with NVLink SHARP, collnet cluster.network.sharp and "
-              << "several nodes, tree and nvls_tree allreduce only, nvls, nvls_tree, collnet and alltoall Simple only; "
+              << "several nodes, pat allgather and reducescatter at one GPU a node, tree and nvls_tree allreduce only, nvls, nvls_tree, collnet, pat and alltoall Simple only; "
               << "alltoall is send/receive, which no NCCL_ALGO chooses)\n";
     return 2;
   }
@@ -173,6 +173,15 @@ int run_collective(const Scenario& sc, const CollectiveArgs& a) {
   const int np = a.np > 0 ? a.np : pt.np.back();
   NcclMachine machine;
   if (const int rc = raw_machine(pt, a, coll, np, &machine)) return rc;
+  // allgather, reducescatter and alltoall split the buffer into one share a rank, as nccl-tests
+  // does (a size not divisible is rounded down to one that is): a size below one element a rank
+  // has no such share.
+  const int64_t esize0 = static_cast<int64_t>(dtype_size(dtype_of(a.datatype)));
+  if (coll != NcclColl::kAllreduce && coll != NcclColl::kBroadcast && sizes.front() < esize0 * np) {
+    std::cerr << "hvdsim: --minbytes: " << a.min_b << " is below one " << esize0 << "-byte element a rank for "
+              << a.collective << " on " << np << " ranks (at least " << esize0 * np << " bytes)\n";
+    return 2;
+  }
   // As hvdbench's collective mode: event-driven cycle unless the scenario sets one.
   if (!pt.knobs.count("cycle_time_ms") && !pt.knobs.count("HVD_CYCLE_TIME") && !pt.knobs.count("HOROVOD_CYCLE_TIME"))
     pt.config.cycle_time_ms = 0;

@@ -57,6 +57,41 @@ TEST(CollectiveMode, EveryCollectiveWithReport) {
   }
 }
 
+// The Blackwell scenarios through the command: one GB200 NVL72 rack (72 GPUs, one NVLink
+// domain over 18 trays) and two DGX B200 nodes, every collective, report rows with bytes and
+// raw.busbw_gbps; the same command twice gives the same report, bit for bit.
+TEST(CollectiveMode, BlackwellScenariosEveryCollective) {
+  TempDir t;
+  const std::string dir = std::string(HVD_SOURCE_DIR) + "/scenarios/";
+  for (const auto& [file, np] : {std::pair<std::string, int>{"gb200_nvl72.json", 72}, {"dgx_b200.json", 16}}) {
+    for (const char* coll : {"allreduce", "allgather", "reducescatter", "alltoall"}) {
+      std::string reports[2];
+      for (int k = 0; k < 2; ++k) {
+        const fs::path report = t.dir / (std::string(coll) + std::to_string(k) + ".json");
+        std::string err;
+        ASSERT_EQ(run_hvdsim(dir + file + " -q --collective " + coll + " --np " + std::to_string(np) +
+                                 " -b 16M -e 1G -f 8 --raw-only --report " + report.string(), &err), 0)
+            << file << " " << coll << ": " << err;
+        std::ifstream f(report);
+        reports[k].assign(std::istreambuf_iterator<char>(f), {});
+        const auto j = nlohmann::json::parse(reports[k], nullptr, false);
+        ASSERT_TRUE(j.is_object()) << coll;
+        EXPECT_EQ(j["np"], np);
+        ASSERT_EQ(j["rows"].size(), 3u) << coll;  // 16M, 128M, 1G
+        double last = 0;
+        for (const auto& r : j["rows"]) {
+          const double bw = r["raw"]["busbw_gbps"].get<double>();
+          EXPECT_GT(r["bytes"].get<double>(), 0);
+          EXPECT_GT(bw, last) << file << " " << coll;  // bus bandwidth climbs with size
+          EXPECT_LT(bw, 1200) << file << " " << coll;   // and stays below NVLink 5's 1.8 TB/s both ways
+          last = bw;
+        }
+      }
+      EXPECT_EQ(reports[0], reports[1]) << file << " " << coll;
+    }
+  }
+}
+
 // One H100 node: NCCL's tuner takes NVLS for large allreduces, a ring when NCCL_ALGO says so;
 // --raw-only prints no hvd column.
 TEST(CollectiveMode, NcclAlgoAndRawOnly) {
@@ -185,13 +220,16 @@ TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
       {one + " --collective allreduce --raw-only -g 9", "hvdsim: --ngpus: 9 GPUs per thread, but a node runs 8 ranks"},
       {one + " --set runtime.nccl_algo=collnet --collective allreduce", "hvdsim: runtime.nccl_algo: collnet cannot run allreduce"},
       {one + " --set runtime.nccl_algo=tree --collective broadcast", "hvdsim: runtime.nccl_algo: tree cannot run broadcast"},
-      {one + " --set runtime.nccl_algo=fast", "runtime.nccl_algo: \"fast\" is not one of auto, ring, tree, nvls, nvls_tree, collnet"},
+      {one + " --set runtime.nccl_algo=fast", "runtime.nccl_algo: \"fast\" is not one of auto, ring, tree, nvls, nvls_tree, collnet, pat"},
       {one + " --set runtime.nccl_proto=LL128 --collective alltoall", "hvdsim: runtime.nccl_algo: auto with runtime.nccl_proto LL128 cannot run alltoall"},
       {one + " --set runtime.nccl_algo=nvls --set runtime.nccl_proto=LL --collective allreduce", "hvdsim: runtime.nccl_algo: nvls with runtime.nccl_proto LL cannot run allreduce"},
       {kH100 + " -q --set cluster.nodes=2 --set 'workload.models=[\"resnet50\"]' --set runtime.nccl_algo=collnet",
        "runtime.nccl_algo: collnet cannot run allreduce on 1 node(s) of 8 GPUs"},
       {kH100 + " -q --set cluster.nodes=2 --set 'workload.models=[\"resnet50\"]' --set 'sweep.np=[16]' --set runtime.nccl_algo=nvls_tree --set runtime.nccl_proto=LL128",
        "runtime.nccl_algo: nvls_tree with runtime.nccl_proto LL128 cannot run allreduce on 2 node(s)"},
+      {one + " --collective allgatherv", "hvdsim: --collective: allgatherv not in {allreduce,allgather,reducescatter,broadcast,alltoall}"},
+      {one + " --collective alltoall -b 4 -e 1M --raw-only", "hvdsim: --minbytes: 4 is below one 4-byte element a rank for alltoall on 8 ranks (at least 32 bytes)"},
+      {one + " --set runtime.nccl_algo=pat --collective allgather", "hvdsim: runtime.nccl_algo: pat cannot run allgather"},
       {one + " --set runtime.nccl_proto=LL256", "runtime.nccl_proto: \"LL256\" is not one of auto, LL, LL128, Simple"},
       {std::string(HVD_SOURCE_DIR) + "/scenarios/roce25.json -q --set 'sweep.np=[2]' --set 'workload.models=[\"resnet50\"]' --set runtime.nccl_algo=ring",
        "runtime.nccl_algo: applies to NCCL's collectives (runtime.gpu_operations \"nccl\")"},
@@ -203,6 +241,8 @@ TEST(CollectiveMode, RefusesWhatItWouldIgnore) {
       {one + " --set runtime.nccl_min_nchannels=many", "runtime.nccl_min_nchannels: \"many\" is not an integer from 0 to 64"},
       {one + " --set runtime.gpu_operations=mpi", "runtime.gpu_operations: \"mpi\" is not \"nccl\""},
       {one + " --set cluster.host_cpu=arm", "cluster.host_cpu"},
+      {one + " --set cluster.nvlink_domain_nodes=2 --set cluster.intra_node.type=pcie",
+       "cluster.nvlink_domain_nodes: 2 servers share an NVLink domain, but cluster.intra_node.type is \"pcie\""},
       {one + " --set cluster.network.sharp=yes", "cluster.network.sharp"},
       {one + " --set cluster.network.protocol=tcp --set cluster.network.sharp=true",
        "cluster.network.sharp: SHARP is InfiniBand switches' in-network reduction; this network's protocol is tcp"},

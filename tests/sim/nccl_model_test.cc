@@ -419,7 +419,7 @@ TEST(NcclModel, ChannelsAsNcclMinMaxNchannels) {
 // (algorithms and protocols in any case, as NCCL reads NCCL_ALGO and NCCL_PROTO; collectives
 // as nccl-tests spells them), and a name of none is refused.
 TEST(NcclModel, NamesParseBackToTheirValues) {
-  EXPECT_EQ(nccl_algo_names(), (std::vector<std::string>{"ring", "tree", "nvls", "nvls_tree", "collnet"}));
+  EXPECT_EQ(nccl_algo_names(), (std::vector<std::string>{"ring", "tree", "nvls", "nvls_tree", "collnet", "pat"}));
   EXPECT_EQ(nccl_proto_names(), (std::vector<std::string>{"LL", "LL128", "Simple"}));
   EXPECT_EQ(nccl_coll_names(),
             (std::vector<std::string>{"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"}));

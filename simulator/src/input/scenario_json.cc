@@ -325,11 +325,12 @@ void read_what_ifs(const json& j, ClusterSpec* c) {
 void read_cluster(const json& j, ScenarioPoint* o) {
   const std::string path = "cluster";
   only_keys(j, path,
-            {"nodes", "gpus_per_node", "gpu", "host_cpu", "gpu_speed_cv", "gpu_speed_seed", "intra_node", "network",
+            {"nodes", "gpus_per_node", "nvlink_domain_nodes", "gpu", "host_cpu", "gpu_speed_cv", "gpu_speed_seed", "intra_node", "network",
              "device", "platform_file", "stragglers", "degraded_links"});
   ClusterSpec& c = o->cluster;
   c.nodes = get_int(j, path, "nodes", c.nodes, 1, 1 << 16);
   c.gpus_per_node = get_int(j, path, "gpus_per_node", c.gpus_per_node, 1, 64);
+  c.nvlink_domain_nodes = get_int(j, path, "nvlink_domain_nodes", c.nvlink_domain_nodes, 1, 64);
   c.gpu = get_string(j, path, "gpu", c.gpu);
   c.host_cpu = get_string(j, path, "host_cpu", c.host_cpu, {"intel", "amd"});
   c.gpu_speed_cv = get_number(j, path, "gpu_speed_cv", c.gpu_speed_cv, 0.0, 0.25);
@@ -344,6 +345,10 @@ void read_cluster(const json& j, ScenarioPoint* o) {
   o->device.pcie_bandwidth = g->pcie_gbps * 1e9 * 0.75;
   if (j.contains("intra_node")) read_intra(j["intra_node"], "cluster.intra_node", c.gpu, &c.intra);
   if (j.contains("network")) read_network(j["network"], "cluster.network", &c.network);
+  if (c.nvlink_domain_nodes > 1 && c.intra.type != "nvlink")
+    throw ScenarioError("cluster.nvlink_domain_nodes", std::to_string(c.nvlink_domain_nodes) +
+                                                           " servers share an NVLink domain, but cluster.intra_node.type is \"" +
+                                                           c.intra.type + "\" (expected \"nvlink\")");
   if (j.contains("device")) read_device(j["device"], "cluster.device", &o->device);
   c.platform_file = get_string(j, path, "platform_file", "");
   if (j.contains("platform_file")) {

@@ -38,16 +38,17 @@ constexpr unsigned bit(NcclColl c) { return 1u << idx(c); }
 /// One value per protocol, in NcclProto's order.
 using PerProto = std::array<double, kNcclProtos>;
 
-// Bandwidth caps in GB/s (tuning.cc L144-L175): rows Volta, Ampere, Hopper; columns 1, 2,
-// more nodes. llMaxBws' rows are the GPU generation on one node and the CPU vendor across
-// nodes (row 0 Intel, row 1 AMD).
-constexpr double kLLMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
-constexpr double kPerChMaxRingLL128Bw[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}};
-constexpr double kPerChMaxTreeLL128Bw[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}};
-constexpr double kPerChMaxTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+// Bandwidth caps in GB/s (tuning.cc L144-L175): rows Volta, Ampere, Hopper, Blackwell (twice
+// Hopper's in 2.26.6: "2*141.0", "2*36.7", ...); columns 1, 2, more nodes. llMaxBws' rows are the
+// GPU generation on one node and the CPU vendor across nodes (row 0 Intel, row 1 AMD).
+constexpr double kLLMaxBw[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
+constexpr double kPerChMaxRingLL128Bw[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {73.4, 73.4, 73.4}};
+constexpr double kPerChMaxTreeLL128Bw[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {73.4, 73.4, 58.0}};
+constexpr double kPerChMaxTreeBw[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {77.4, 82.8, 72.0}};
 // Per-channel search speeds in GB/s (search.cc L17-L53): the first that fits is taken.
 constexpr double kSpeedIntra[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
 constexpr double kSpeedIntraSm90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+constexpr double kSpeedIntraSm100[] = {90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0};  // search.cc L923
 constexpr double kSpeedInter[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
                                   7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 constexpr double kSpeedInterSm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
@@ -149,6 +150,13 @@ bool fits_any(const NcclMachine&) { return true; }
 bool fits_nvls(const NcclMachine& m) { return m.nvls && (m.nodes == 1 || m.collnet); }
 bool fits_nvls_tree(const NcclMachine& m) { return m.nvls && m.nodes > 1; }
 bool fits_collnet(const NcclMachine& m) { return m.collnet && m.nvswitch && m.nodes > 1; }
+// PAT (NCCL >= 2.23, tuning.cc ncclPatEnable): one GPU per node only (nNodes == nRanks).
+bool fits_pat(const NcclMachine& m) { return m.ranks_per_node == 1 && m.nodes > 1; }
+
+// NVLink SHARP's multicast groups hold at most NCCL_MAX_NVLS_ARITY (32 since 2.20, src/include/
+// device.h) GPUs; allgather and reduce-scatter on NVLS need every local GPU in one.
+constexpr int kMaxNvlsArity = 32;
+bool gathers(const Pricing& c) { return c.coll == NcclColl::kAllgather || c.coll == NcclColl::kReducescatter; }
 
 // Each GPU's link carries the bus rate: a slow one caps it.
 double slow_link_cap(const NcclMachine& m, double bus) {
@@ -176,8 +184,19 @@ double tree_bw(const Pricing& c) {
   }
   return bus * 0.5;
 }
-double nvls_bw(const Pricing& c) { return slow_link_cap(*c.m, c.nch * c.bw_ch) * (5.0 / 6.0); }
+// Allgather and reduce-scatter on an algorithm other than the ring keep the bus rate as their
+// algorithm rate (tuning.cc: "Convert bus BW to algorithm BW" skips them).
+double nvls_bw(const Pricing& c) {
+  if (gathers(c)) return c.m->ranks_per_node > kMaxNvlsArity ? 0 : slow_link_cap(*c.m, c.nch * c.bw_ch);
+  return slow_link_cap(*c.m, c.nch * c.bw_ch) * (5.0 / 6.0);
+}
 double collnet_bw(const Pricing& c) {
+  const int ppn = c.m->ranks_per_node;
+  if (gathers(c)) {  // one rank per NIC (collNetHeads), then NCCL's measured correction by ppn
+    if (ppn > c.m->nics_per_node) return 0;
+    const double w = (ppn - 1) / 7.0;
+    return slow_link_cap(*c.m, ppn * c.bw_ch) * (w * 0.85 + (1 - w) * 0.95);
+  }
   double bus = slow_link_cap(*c.m, c.nch * c.bw_ch);
   double factor = static_cast<double>(c.m->ranks_per_node) / c.nch;
   factor -= (factor - 1) / 2;
@@ -185,6 +204,8 @@ double collnet_bw(const Pricing& c) {
   if (c.m->arch >= 90) bus *= 0.85;
   return bus * 0.5;
 }
+// PAT: the ring graph's channels at 0.75 (tuning.cc: "if (a == NCCL_ALGO_PAT) busBw *= .75").
+double pat_bw(const Pricing& c) { return slow_link_cap(*c.m, c.nch * c.bw_ch) * 0.75; }
 
 // Latencies (tuning.cc L298-L347): the base, then the hops.
 double ring_latency_us(const Pricing& c) {
@@ -209,6 +230,11 @@ double nvls_latency_us(const Pricing& c) { return c.intra + (c.m->nodes > 1 ? c.
 double nvls_tree_latency_us(const Pricing& c) {
   return c.base + (c.intra + 2 * log2i(c.m->nodes) * c.inter);
 }
+// PAT: 8 us, a log of the nodes at the tree's network hop / 3.5, and a linear part, 2.8 us a
+// rank (tuning.cc, NCCL_ALGO_PAT: "Still a linear part").
+double pat_latency_us(const Pricing& c) {
+  return c.base + log2i(c.m->nodes) * (c.inter / 3.5) + c.m->ranks() * 2.8;
+}
 
 constexpr unsigned kReducing = bit(NcclColl::kAllreduce) | bit(NcclColl::kAllgather) | bit(NcclColl::kReducescatter);
 // Which algorithms run which collective: tuning.cc L238-L248, L405-L443.
@@ -222,7 +248,10 @@ constexpr AlgoRow kAlgos[] = {
     {NcclAlgo::kNvlsTree, "nvls_tree", 5, bit(NcclColl::kAllreduce), true, Graph::kNvlsTree, false, fits_nvls_tree,
      nvls_bw, nvls_tree_latency_us, {0, 0, 0}, {0, 0, 25}, {0, 0, 0}, {0, 0, 14}},
     {NcclAlgo::kCollnet, "collnet", 2, kReducing, true, Graph::kRing, false, fits_collnet, collnet_bw,
-     collnet_latency_us, {0, 0, 0}, {0, 0, 3.7}, {0, 0, 3.7}, {0, 0, 31}}};
+     collnet_latency_us, {0, 0, 0}, {0, 0, 3.7}, {0, 0, 3.7}, {0, 0, 31}},
+    // PAT's hops are the tree's network hop at one GPU per node (start_pricing); its base 8 us.
+    {NcclAlgo::kPat, "pat", 6, bit(NcclColl::kAllgather) | bit(NcclColl::kReducescatter), true, Graph::kRing, true,
+     fits_pat, pat_bw, pat_latency_us, {0, 0, 8}, {0, 0, 4}, {0, 0, 4}, {0, 0, 14}}};
 
 // Every row sits at its enumerator's index: the tables share the enums' one index space.
 constexpr bool rows_in_enum_order() {
@@ -266,6 +295,12 @@ double launch_floor_us(const NcclMachine& m) {
 // different kernel and cluster) at 483 against NVIDIA's 480 (GTC 2024 S62129;
 // docs/nccl_model.md).
 constexpr double kNvlsNetworkShare = 0.91;
+// NVLink SHARP delivers a smaller share of the links on Blackwell than on Hopper: NCCL's own
+// tuner carries it as nvlsEfficiency, Hopper 0.85, Blackwell 0.74 (NVIDIA/nccl master,
+// src/tuning/nvls.cc; 2.26.6 does not price it). The clock's NVLS rate is Hopper's as it moves
+// and waits (below, no efficiency of its own), so it takes NCCL's ratio of the two: 0.74 / 0.85
+// on Blackwell, 1 on Hopper.
+double nvls_switch_efficiency(int arch) { return arch >= 100 ? 0.74 / 0.85 : 1.0; }
 // NVLS tree pipelines a call in chunks: each channel takes a loop of one chunk per head at a
 // time, and a loop passes three stages (reduce through the switch, the network, multicast
 // through the switch), so the last stage starts two loops after the first. Chunk sizes are
@@ -289,6 +324,7 @@ double nvls_chunk(double chunk, double bytes, double ops, std::initializer_list<
   return chunk;
 }
 double nvls_one_node_us(double bytes, int ppn, int nch, double link_gbps, double lat_us, double floor_us) {
+  // link_gbps: one channel's share of the GPU's NVLink, at the switch's efficiency
   const double heads = ppn, ops = nch * heads;
   const double chunk = nvls_chunk(128 * 1024, bytes, ops, {{64, 65536}, {8, 32768}, {2, 16384}});
   const double rate = 1000.0 * link_gbps * heads / (heads + 1);  // bytes per us per channel
@@ -302,10 +338,10 @@ double nvls_tree_fill_us(const Pricing& c, double alg_bw) {
   return kNvlsTreeFillLoops * heads * chunk / (1000.0 * alg_bw / c.nch);
 }
 
-// NVLink per link as NCCL counts it (topo.h L13-L34), by generation.
-double nvlink_per_link(int arch) { return arch >= 90 ? 20.6 : arch >= 70 ? 20.0 : 18.0; }
+// NVLink per link as NCCL counts it (topo.h L13-L34; SM100_NVLINK_BW 40.0 from 2.25), by generation.
+double nvlink_per_link(int arch) { return arch >= 100 ? 40.0 : arch >= 90 ? 20.6 : arch >= 70 ? 20.0 : 18.0; }
 
-int gen_index(int arch) { return arch >= 90 ? 2 : arch >= 80 ? 1 : 0; }
+int gen_index(int arch) { return arch >= 100 ? 3 : arch >= 90 ? 2 : arch >= 80 ? 1 : 0; }
 int node_index(int nodes) { return nodes <= 2 ? nodes - 1 : 2; }
 
 template <size_t N>
@@ -352,10 +388,12 @@ namespace {
 // The links NCCL's search sees on `g` in `c`.
 void set_links(const ClusterSpec& c, const workloads::GpuSpec& g, NcclMachine* m) {
   const std::string& n = g.name;
-  m->arch = n.rfind("H1", 0) == 0 || n.rfind("H2", 0) == 0 ? 90 : n.rfind("A1", 0) == 0 ? 80 : n.rfind("V1", 0) == 0 ? 70 : 60;
+  const bool blackwell = n.rfind("B2", 0) == 0 || n.rfind("GB2", 0) == 0;
+  m->arch = blackwell ? 100 : n.rfind("H1", 0) == 0 || n.rfind("H2", 0) == 0 ? 90 : n.rfind("A1", 0) == 0 ? 80 : n.rfind("V1", 0) == 0 ? 70 : 60;
   if (c.intra.type == "nvlink" && g.nvlink_gbps > 0) {
-    // The catalogue's per-direction total is 25 GB/s per link (NVLink 2-4 signalling).
-    const double links = std::round(g.nvlink_gbps / 25.0);
+    // The catalogue's per-direction total is 25 GB/s per link for NVLink 2-4, 50 for NVLink 5
+    // (18 links of 100 GB/s both ways on Blackwell).
+    const double links = std::round(g.nvlink_gbps / (m->arch >= 100 ? 50.0 : 25.0));
     m->nvlink = links * nvlink_per_link(m->arch);
     m->nvswitch = m->arch >= 80;  // DGX A100/H100 boards; V100 (DGX-1) is a hybrid cube mesh
     m->nvls = m->arch >= 90;
@@ -363,7 +401,7 @@ void set_links(const ClusterSpec& c, const workloads::GpuSpec& g, NcclMachine* m
   // GPU <-> NIC over PCIe x16: NCCL's width x rate / 80 (Gen3 12, Gen4 24, Gen5 48 GB/s).
   m->pcie = g.pcie_gbps >= 60 ? 48 : g.pcie_gbps >= 30 ? 24 : 12;
   m->nic = c.network.bandwidth * c.network.effective_efficiency() / 1e9;
-  m->nics_per_node = c.network.nic == "per_gpu" ? c.gpus_per_node : 1;
+  m->nics_per_node = (c.network.nic == "per_gpu" ? c.gpus_per_node : 1) * std::max(1, c.nvlink_domain_nodes);
   m->collnet = c.network.sharp;
   m->amd_cpu = c.host_cpu == "amd";
 }
@@ -388,14 +426,16 @@ Status check_fabric(const ClusterSpec& c, int nodes) {
 // (NCCL's topology search sees a NIC or an NVLink trained at a lower speed too).
 // Factors per node's NICs and per GPU link (as the platform applies them: each entry
 // multiplies), then the slowest of the job's.
-Status apply_degraded_links(const ClusterSpec& c, const workloads::GpuSpec& g, NcclMachine* m) {
-  std::vector<double> nics(static_cast<size_t>(m->nodes), 1.0), links(static_cast<size_t>(m->ranks()), 1.0);
+Status apply_degraded_links(const ClusterSpec& c, const workloads::GpuSpec& g, int np, NcclMachine* m) {
+  // Per server of the job (an NVLink domain holds several), and per GPU of the job.
+  const int servers = (np + c.gpus_per_node - 1) / c.gpus_per_node;
+  std::vector<double> nics(static_cast<size_t>(servers), 1.0), links(static_cast<size_t>(np), 1.0);
   for (const LinkDegradation& d : c.degraded_links) {
-    if (d.node >= m->nodes || d.gpu >= m->ranks_per_node) continue;
+    if (d.node >= servers || d.gpu >= c.gpus_per_node || d.node * c.gpus_per_node + std::max(0, d.gpu) >= np) continue;
     if (d.extra_latency > 0)
       return Status::InvalidArgument("cluster.degraded_links: extra_latency is not modelled for NCCL's collectives "
                                      "(runtime.gpu_operations \"nccl\"; NCCL's tuner prices each hop), bandwidth_factor is");
-    (d.gpu < 0 ? nics[static_cast<size_t>(d.node)] : links[static_cast<size_t>(d.node * m->ranks_per_node + d.gpu)]) *=
+    (d.gpu < 0 ? nics[static_cast<size_t>(d.node)] : links[static_cast<size_t>(d.node * c.gpus_per_node + d.gpu)]) *=
         d.bandwidth_factor;
   }
   const double nic_factor = *std::min_element(nics.begin(), nics.end());
@@ -415,12 +455,15 @@ StatusOr<NcclMachine> nccl_machine(const ClusterSpec& c, int np, const NcclSetti
   if (!gpu.ok()) return Status::InvalidArgument("cluster.gpu: " + gpu.error());
   const workloads::GpuSpec& g = gpu.value();
   NcclMachine m;
-  m.ranks_per_node = std::min(np, c.gpus_per_node);
-  m.nodes = (np + c.gpus_per_node - 1) / c.gpus_per_node;
-  if (m.nodes > c.nodes) return Status::InvalidArgument("--np " + std::to_string(np) + ": the cluster has " + std::to_string(c.gpus()) + " GPUs");
+  if (np > c.gpus()) return Status::InvalidArgument("--np " + std::to_string(np) + ": the cluster has " + std::to_string(c.gpus()) + " GPUs");
+  // NCCL's node: a server, or an NVLink domain of several (MNNVL: tuning.cc treats the
+  // domain as one NVLink-connected node).
+  const int domain = c.gpus_per_node * std::max(1, c.nvlink_domain_nodes);
+  m.ranks_per_node = std::min(np, domain);
+  m.nodes = (np + domain - 1) / domain;
   set_links(c, g, &m);
   HVD_RETURN_IF_ERROR(check_fabric(c, m.nodes));
-  HVD_RETURN_IF_ERROR(apply_degraded_links(c, g, &m));
+  HVD_RETURN_IF_ERROR(apply_degraded_links(c, g, np, &m));
   m.min_channels = settings.min_channels;
   m.max_channels = settings.max_channels;
   return m;
@@ -434,16 +477,22 @@ NcclGraph nccl_ring_graph(const NcclMachine& m) {
     // the channels (unless the speed is below 25, or an SM90 graph of > 4 channels below 50).
     const double total = m.nvlink > 0 ? m.nvlink : m.pcie;
     const double max_bw = m.nvlink > 0 && !m.nvswitch ? nvlink_per_link(m.arch) : total;  // cube mesh: one link per peer
-    const double speed = m.arch >= 90 ? first_fit(kSpeedIntraSm90, max_bw) : first_fit(kSpeedIntra, max_bw);
+    const double speed = m.arch >= 100  ? first_fit(kSpeedIntraSm100, max_bw)
+                         : m.arch >= 90 ? first_fit(kSpeedIntraSm90, max_bw)
+                                        : first_fit(kSpeedIntra, max_bw);
     g.channels = std::max(1, std::min(32, static_cast<int>(total / speed + 1e-9)));
     g.bw = speed;
   } else {
     // Across nodes every channel leaves through one NIC, at the slower of its PCIe path
-    // and the NIC: one channel per NIC.
+    // and the NIC: one channel per NIC, and the search stops once the channels carry the
+    // GPU's NVLink total (search.cc: nChannels x bwInter >= totalBw; an NVLink domain of
+    // 72 GPUs has more NICs than that).
     const double max_bw = std::min(m.pcie, m.nic);
     g.bw = m.arch >= 90 ? first_fit(kSpeedInterSm90, max_bw) : first_fit(kSpeedInter, max_bw);
     if (g.bw > max_bw) g.bw = max_bw;  // slower than every listed speed (a socket NIC)
     g.channels = m.nics_per_node;
+    if (m.nvlink > 0) g.channels = std::min(g.channels, static_cast<int>(std::ceil(m.nvlink / g.bw - 1e-9)));
+    g.channels = std::min(g.channels, 32);  // MAXCHANNELS / 2
   }
   const bool dup = g.bw >= 25 && !(m.arch > 80 && g.bw < 50 && g.channels > 4);
   if (dup) {
@@ -462,12 +511,15 @@ int nccl_comm_channels(const NcclMachine& m) {
 }
 
 NcclGraph nccl_nvls_graph(const NcclMachine& m) {
-  // 16 channels, each one NVLink's worth into the switch; across nodes they share the
-  // node's NICs (derived from search.cc, unverified: docs/nccl_model.md).
+  // NCCL_NVLS_NCHANNELS' default channels (src/transport/nvls.cc: 16 on SM90, NVLS_NCHANNELS_SM100
+  // 32 on SM100) over 16 NVLinks' worth into the switch: one NVLink each on Hopper, half of one on
+  // Blackwell; across nodes they share the node's NICs (derived from search.cc, unverified:
+  // docs/nccl_model.md).
   NcclGraph g;
   if (!m.nvls) return g;
-  g.channels = 16;
-  g.bw = nvlink_per_link(m.arch);
+  constexpr double kNvlsLinks = 16;
+  g.channels = m.arch >= 100 ? 32 : 16;
+  g.bw = kNvlsLinks * nvlink_per_link(m.arch) / g.channels;
   return g;
 }
 
@@ -482,7 +534,10 @@ namespace {
 // Where a price starts, as NCCL's tuner sees it: the graph's channels, the tuner's latencies.
 // False where `a` cannot run `coll` with `p` on `m` (the collective, the protocol, what the
 // machine has).
-bool start_pricing(const NcclMachine& m, NcclColl coll, double bytes, NcclAlgo a, NcclProto p, Pricing* c) {
+// `nvls_eff` scales the NVLS graph's NVLink side only (the clock's switch efficiency; NICs
+// keep their rate).
+bool start_pricing(const NcclMachine& m, NcclColl coll, double bytes, NcclAlgo a, NcclProto p, Pricing* c,
+                   double nvls_eff = 1.0) {
   const AlgoRow& algo = row(a);
   const ProtoRow& proto = row(p);
   if (!(algo.colls & bit(coll)) || (algo.simple_only && p != NcclProto::kSimple) || !algo.fits(m) ||
@@ -502,7 +557,8 @@ bool start_pricing(const NcclMachine& m, NcclColl coll, double bytes, NcclAlgo a
     const NcclGraph nv = nccl_nvls_graph(m);
     c->nch = nv.channels;
     const double inter = m.nodes > 1 ? std::min(m.pcie, m.nic) * m.nics_per_node / nv.channels : nv.bw;
-    c->bw_ch = algo.graph == Graph::kNvls ? std::min(nv.bw, inter) : std::min(nv.bw, m.nodes <= 2 ? inter : inter / 2);
+    const double intra = nv.bw * nvls_eff;
+    c->bw_ch = algo.graph == Graph::kNvls ? std::min(intra, inter) : std::min(intra, m.nodes <= 2 ? inter : inter / 2);
   }
   c->cap_ch = c->nch;
   c->intra = (m.nvlink > 0 ? algo.nvlink : algo.pci)[idx(p)];
@@ -531,8 +587,9 @@ double estimate_us(const NcclMachine& m, NcclColl coll, double bytes, NcclAlgo a
 double clock_us(const NcclMachine& m, NcclColl coll, double bytes, NcclAlgo a, NcclProto p) {
   if (m.ranks() == 1) return a == NcclAlgo::kRing ? 0 : -1;
   Pricing c;
-  if (!start_pricing(m, coll, bytes, a, p, &c)) return -1;
   const AlgoRow& algo = row(a);
+  const double switch_eff = algo.graph != Graph::kRing ? nvls_switch_efficiency(m.arch) : 1.0;
+  if (!start_pricing(m, coll, bytes, a, p, &c, switch_eff)) return -1;
   // The tuner reads the search graph's channels (init.cc searches with MAXCHANNELS / 2 before
   // ncclTopoPostset honours NCCL_MIN/MAX_NCHANNELS), so NCCL's choice does not see those
   // variables. The clock does: each graph channel runs as two of the communicator's, so its
@@ -549,9 +606,10 @@ double clock_us(const NcclMachine& m, NcclColl coll, double bytes, NcclAlgo a, N
   const double floor = launch_floor_us(m);
   if (a == NcclAlgo::kNvls && c.allreduce() && m.nodes == 1) {
     const NcclGraph nv = nccl_nvls_graph(m);
-    return nvls_one_node_us(bytes, m.ranks_per_node, nv.channels, nv.bw, lat, floor);
+    return nvls_one_node_us(bytes, m.ranks_per_node, nv.channels, nv.bw * switch_eff, lat, floor);
   }
-  if (algo.graph != Graph::kRing && m.nodes > 1) alg_bw *= kNvlsNetworkShare;
+  // The network share is the allreduce kernel's split of its warps (all_reduce.h).
+  if (algo.graph != Graph::kRing && m.nodes > 1 && c.allreduce()) alg_bw *= kNvlsNetworkShare;
   lat = std::max(lat, floor);
   const double fill = a == NcclAlgo::kNvlsTree ? nvls_tree_fill_us(c, alg_bw) : 0;
   return lat + bytes / (1000.0 * alg_bw) + fill;

@@ -60,6 +60,9 @@ struct LinkDegradation {
 struct ClusterSpec {
   int nodes = 1;                 ///< servers
   int gpus_per_node = 1;         ///< GPUs per server (one rank each)
+  int nvlink_domain_nodes = 1;   ///< servers whose GPUs share one NVLink domain (multi-node
+                                 ///< NVLink through NVLink switch trays, GB200 NVL72: 18 trays
+                                 ///< of 4); NCCL treats such a domain as one node
   std::string gpu = "P100";      ///< GPU catalogue name
   std::string host_cpu = "intel";  ///< "intel" or "amd" (DGX A100: EPYC): NCCL's network
                                    ///< overhead and LL caps depend on it

@@ -22,14 +22,14 @@ namespace hvd::sim {
 /// times. Each enum's order is the one index space of the model's tables
 /// (simulator/src/model/nccl_model.cc: one row per algorithm, one column per protocol, one
 /// row per collective) and of their names; the counts below follow the last enumerator.
-enum class NcclAlgo { kRing, kTree, kNvls, kNvlsTree, kCollnet };
+enum class NcclAlgo { kRing, kTree, kNvls, kNvlsTree, kCollnet, kPat };
 enum class NcclProto { kLL, kLL128, kSimple };
 enum class NcclColl { kAllreduce, kAllgather, kReducescatter, kBroadcast, kAlltoall };
-inline constexpr int kNcclAlgos = static_cast<int>(NcclAlgo::kCollnet) + 1;
+inline constexpr int kNcclAlgos = static_cast<int>(NcclAlgo::kPat) + 1;
 inline constexpr int kNcclProtos = static_cast<int>(NcclProto::kSimple) + 1;
 inline constexpr int kNcclColls = static_cast<int>(NcclColl::kAlltoall) + 1;
 
-/// "ring", "tree", "nvls", "nvls_tree", "collnet".
+/// "ring", "tree", "nvls", "nvls_tree", "collnet", "pat".
 const char* nccl_algo_name(NcclAlgo a);
 /// "LL", "LL128", "Simple".
 const char* nccl_proto_name(NcclProto p);
@@ -62,16 +62,17 @@ struct NcclSettings {
 
 /// The machine as NCCL's topology search sees it.
 struct NcclMachine {
-  int nodes = 1;             ///< servers taking part
-  int ranks_per_node = 1;    ///< GPUs per server taking part
-  int arch = 80;             ///< compute capability x 10 (70 Volta, 80 Ampere, 90 Hopper)
+  int nodes = 1;             ///< NCCL's nodes taking part: servers, or NVLink domains of several
+                             ///< servers (cluster.nvlink_domain_nodes; NCCL's MNNVL)
+  int ranks_per_node = 1;    ///< GPUs per NCCL node taking part
+  int arch = 80;             ///< compute capability x 10 (70 Volta, 80 Ampere, 90 Hopper, 100 Blackwell)
   double nvlink = 0;         ///< GB/s per GPU and direction as NCCL counts NVLink (links x
                              ///< SMxx_NVLINK_BW); 0: GPUs talk over PCIe
   bool nvswitch = false;     ///< NVLink through NVSwitch (every GPU reaches every other)
   bool nvls = false;         ///< NVSwitch with in-switch reduction (NVLink SHARP, Hopper)
   double pcie = 24;          ///< GB/s of the GPU <-> NIC PCIe path (width x rate / 80)
   double nic = 25;           ///< GB/s of one NIC (line rate x payload efficiency)
-  int nics_per_node = 1;     ///< NICs a node's channels use (rails)
+  int nics_per_node = 1;     ///< NICs a node's channels use (rails; an NVLink domain's NICs)
   bool amd_cpu = false;      ///< AMD hosts (NCCL's network overhead and LL caps differ)
   bool collnet = false;      ///< in-network reduction on the fabric (InfiniBand SHARP)
   double launch_s = 6e-6;    ///< per-call floor: a call cannot be issued faster than one
