@@ -187,21 +187,27 @@ int run_tcp_job(const Options& o, const std::vector<std::string>& cmd, double st
     std::cerr << "hvdrun: " << bad << "\n";
     return kExitBadInput;
   }
-  const std::string key = random_key();
-  std::unique_ptr<RendezvousServer> server;
-  Status s = RendezvousServer::start(key, 0, &server);
-  if (!s.ok()) {
-    std::cerr << "hvdrun: cannot start the rendezvous server: " << s.message() << "\n";
-    return kExitRuntimeFailure;
-  }
   bool all_here = true;
   for (const RankPlace& p : places) all_here = all_here && is_this_host(p.host);
   const char* forced = std::getenv("HVDRUN_RENDEZVOUS_ADDR");  // the address other hosts reach us at
   const std::string addr = forced && *forced ? forced : all_here ? "127.0.0.1" : host_name();
+  // The server listens on that address only; so do the ranks on theirs (HVD_TCP_ADDR, else
+  // their host name): loopback when every rank is on this host.
+  const std::string key = random_key();
+  std::unique_ptr<RendezvousServer> server;
+  Status s = RendezvousServer::start(key, 0, &server, addr);
+  if (!s.ok()) {
+    std::cerr << "hvdrun: cannot start the rendezvous server: " << s.message()
+              << (forced && *forced ? " (HVDRUN_RENDEZVOUS_ADDR)" : "") << "\n";
+    return kExitRuntimeFailure;
+  }
+  const char* own_addr = std::getenv("HVD_TCP_ADDR");
+  const bool loopback_ranks = addr == "127.0.0.1" && !(own_addr && *own_addr);
   std::map<pid_t, int> ranks;
   for (int r = 0; r < o.np; ++r) {
     const RankPlace& p = places[static_cast<size_t>(r)];
     auto env = rank_env(r, o.np, p, addr, server->port(), key, start_timeout_s);
+    if (loopback_ranks) env["HVD_TCP_ADDR"] = "127.0.0.1";
     const pid_t pid = is_this_host(p.host) ? spawn(cmd, env) : spawn(ssh_command(p.host, cmd, env), {});
     if (pid < 0) {
       std::cerr << "hvdrun: cannot start rank " << r << ": " << std::strerror(errno) << "\n";
