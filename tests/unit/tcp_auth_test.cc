@@ -257,8 +257,10 @@ TEST(TcpAuth, RendezvousRefusesStrangersWhileAJobRuns) {
   EXPECT_EQ(threads(), threads_before);
 }
 
-// A rank's own listener during the start: a wrong key, a replay and garbage are turned
-// away, and the world still forms and computes.
+// A rank's own listener during the start: a wrong key, a replay, the old clear-text
+// greeting and an idle connection are turned away, and the world still forms and computes.
+// World of 3: ranks 0 and 1 are real, rank 2 is played by hand (it publishes an address and
+// connects to both with the key), so that rank 0's listener is open while the test attacks.
 TEST(TcpAuth, PeerListenerRefusesStrangersDuringTheStart) {
   std::unique_ptr<RendezvousServer> srv;
   ASSERT_TRUE(RendezvousServer::start("k3y", 0, &srv).ok());
@@ -268,41 +270,60 @@ TEST(TcpAuth, PeerListenerRefusesStrangersDuringTheStart) {
     o.rendezvous_port = srv->port();
     o.key = "k3y";
     o.rank = r;
-    o.size = 2;
+    o.size = 3;
     o.hostname = "localhost";
     o.advertise_addr = "127.0.0.1";
     o.start_timeout_s = kGenerous;
     return o;
   };
+  std::unique_ptr<tcp::RendezvousClient> rv;
+  ASSERT_TRUE(tcp::RendezvousClient::connect("127.0.0.1", srv->port(), "k3y", tcp::now_s() + kGenerous, &rv).ok());
+  ASSERT_TRUE(rv->set("world/rank/2", "127.0.0.1 1 localhost").ok());
   std::unique_ptr<Transport> t0, t1;
-  std::thread rank0([&] { ASSERT_TRUE(make_tcp_world_transport(opts(0), &t0).ok()); });
-  std::string where;
-  ASSERT_TRUE(eventually([&] { return srv->get("world/rank/0", &where); }));
-  const int port = std::stoi(where.substr(where.find(' ') + 1));
+  Status s0, s1;
+  std::thread rank0([&] { s0 = make_tcp_world_transport(opts(0), &t0); });
+  std::thread rank1([&] { s1 = make_tcp_world_transport(opts(1), &t1); });
+  std::string where0, where1;
+  ASSERT_TRUE(eventually([&] { return srv->get("world/rank/0", &where0) && srv->get("world/rank/1", &where1); }));
+  const int port0 = std::stoi(where0.substr(where0.find(' ') + 1));
+  const int port1 = std::stoi(where1.substr(where1.find(' ') + 1));
+  tcp::Fd idle = dial(port0);  // stays silent to the end
   {
-    tcp::Fd wrong = dial(port);
-    Status s = tcp::authenticate_to(wrong.get(), "stale", "peer", "1 2", tcp::now_s() + kGenerous);
+    tcp::Fd wrong = dial(port0);
+    Status s = tcp::authenticate_to(wrong.get(), "stale", "peer", "2 3", tcp::now_s() + kGenerous);
     EXPECT_EQ(s.code(), StatusCode::kPrecondition);
     EXPECT_EQ(s.message(), "wrong key");
-    tcp::Fd first = dial(port);
-    const std::string recorded = answer_for("k3y", "peer", challenge_of(first, "peer"), "1 2");
-    tcp::Fd replay = dial(port);
+    tcp::Fd first = dial(port0);
+    const std::string recorded = answer_for("k3y", "peer", challenge_of(first, "peer"), "2 3");
+    tcp::Fd replay = dial(port0);
     (void)challenge_of(replay, "peer");
     ASSERT_TRUE(tcp::write_all(replay.get(), recorded.data(), recorded.size()).ok());
     EXPECT_EQ(until_closed(replay), "ERR wrong key\n");
-    tcp::Fd junk = dial(port);
-    (void)tcp::write_all(junk.get(), "HVDT 1 2 k3y\n", 13);  // the old clear-text greeting
-    EXPECT_EQ(until_closed(junk), "ERR not an hvd handshake\n");
-    tcp::Fd idle = dial(port);  // stays silent while the real rank 1 joins
-    std::thread rank1([&] { ASSERT_TRUE(make_tcp_world_transport(opts(1), &t1).ok()); });
-    rank1.join();
-    rank0.join();
+    tcp::Fd old = dial(port0);
+    (void)challenge_of(old, "peer");
+    ASSERT_TRUE(tcp::write_all(old.get(), "HVDT 2 3 k3y\n", 13).ok());  // the old clear-text greeting
+    EXPECT_EQ(until_closed(old), "ERR not an hvd handshake\n");
+    tcp::Fd wrong_size = dial(port0);
+    s = tcp::authenticate_to(wrong_size.get(), "k3y", "peer", "2 4", tcp::now_s() + kGenerous);
+    EXPECT_EQ(s.message(), "world size 4, this rank's is 3");
   }
-  ASSERT_TRUE(t0 && t1);
+  // The real rank 2: proves the key to ranks 0 and 1.
+  tcp::Fd to0 = dial(port0), to1 = dial(port1);
+  ASSERT_TRUE(tcp::authenticate_to(to0.get(), "k3y", "peer", "2 3", tcp::now_s() + kGenerous).ok());
+  ASSERT_TRUE(tcp::authenticate_to(to1.get(), "k3y", "peer", "2 3", tcp::now_s() + kGenerous).ok());
+  rank0.join();
+  rank1.join();
+  ASSERT_TRUE(s0.ok()) << s0.to_string();
+  ASSERT_TRUE(s1.ok()) << s1.to_string();
   int v = 7, got = 0;
   ASSERT_TRUE(send(*t1, 0, &v, 4, kTagData, tcp::now_s() + kGenerous).ok());
   ASSERT_TRUE(recv(*t0, 1, &got, 4, kTagData, tcp::now_s() + kGenerous).ok());
   EXPECT_EQ(got, 7);
+  to0.reset();  // rank 2 leaves; ranks 0 and 1 close together (each waits for the other's goodbye)
+  to1.reset();
+  std::thread close0([&] { t0.reset(); });
+  t1.reset();
+  close0.join();
 }
 
 }  // namespace

@@ -31,7 +31,10 @@ std::string peer_name(int fd) {
 }  // namespace
 
 AuthGate::AuthGate(const Fd& listener, std::string key, std::string proto, std::string who)
-    : listener_(listener), key_(std::move(key)), proto_(std::move(proto)), who_(std::move(who)) {}
+    : listener_(listener), key_(std::move(key)), proto_(std::move(proto)), who_(std::move(who)) {
+  // accept_new() takes every waiting connection, until accept4 says there is none left.
+  fcntl(listener_.get(), F_SETFL, fcntl(listener_.get(), F_GETFL) | O_NONBLOCK);
+}
 
 AuthGate::~AuthGate() {
   if (refused_ > kLoggedRefusals)
