@@ -116,11 +116,15 @@ int exit_code_of(int status) {
 
 namespace {
 
-// Waits for every rank. The first to fail stops the rest (SIGTERM, SIGKILL 5 s later);
-// its code is returned (0 when all succeed).
+// After the first failure the others get this long to end on their own (a survivor of a
+// lost peer raises an error naming it) before they are stopped.
+constexpr double kSurvivorGraceS = 3;
+
+// Waits for every rank. The first to fail stops the rest (after kSurvivorGraceS: SIGTERM,
+// SIGKILL 5 s later); its code is returned (0 when all succeed).
 int wait_ranks(std::map<pid_t, int> ranks) {
   int first = 0;
-  double kill_at = -1;
+  double term_at = -1, kill_at = -1;
   auto now = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
   while (!ranks.empty()) {
     int status = 0;
@@ -132,12 +136,16 @@ int wait_ranks(std::map<pid_t, int> ranks) {
         first = code;
         std::cerr << "hvdrun: rank " << rank << " exited with code " << code
                   << (ranks.empty() ? "" : "; stopping the other ranks") << "\n";
-        for (const auto& [p, r] : ranks) ::kill(p, SIGTERM);
-        kill_at = now() + 5;
+        term_at = now() + kSurvivorGraceS;
       }
       continue;
     }
     if (pid < 0 && errno == ECHILD) break;
+    if (term_at > 0 && now() > term_at) {
+      for (const auto& [p, r] : ranks) ::kill(p, SIGTERM);
+      term_at = -1;
+      kill_at = now() + 5;
+    }
     if (kill_at > 0 && now() > kill_at) {
       for (const auto& [p, r] : ranks) ::kill(p, SIGKILL);
       kill_at = -1;

@@ -115,7 +115,8 @@ def main():
                 if any(w == ME and state.epoch >= e and k == s for w, e, s in hangs):
                     say(f"hangs (SIGSTOP) at epoch {state.epoch} step {k}")
                     subprocess.Popen(["sh", "-c", f"sleep 120; kill -9 {os.getpid()} 2>/dev/null"],
-                                     start_new_session=True)
+                                     start_new_session=True, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                     os.kill(os.getpid(), signal.SIGSTOP)
                 step(state.epoch, k)
                 time.sleep(a.step_time)

@@ -7,14 +7,13 @@ with exit code 3 (MPI cannot be finalized with a dead peer); mpi_run.py checks t
 
 kill (default): the last rank SIGKILLs itself between training-like allreduces. stop: it
 SIGSTOPs itself (alive, silent: its sockets stay open; a watchdog SIGKILLs it 60 s later so
-nothing outlives the test). kill-mid-message: it SIGKILLs itself from a timer while a 64 MiB
-allreduce is moving, so its peers lose it in the middle of a message."""
+nothing outlives the test). kill-mid-message: a process it starts SIGKILLs it 50 ms into a
+64 MiB allreduce, so its peers lose it in the middle of a message."""
 import argparse
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import torch
@@ -26,10 +25,17 @@ def lose_myself(fault):
     if fault == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     elif fault == "stop":
-        subprocess.Popen(["sh", "-c", f"sleep 60; kill -9 {os.getpid()} 2>/dev/null"], start_new_session=True)
+        later(60)
         os.kill(os.getpid(), signal.SIGSTOP)
     else:
-        threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGKILL)).start()
+        later(0.05)  # another process: no GIL or blocked call delays it
+
+
+def later(seconds):
+    """SIGKILLs this process `seconds` from now, from a process of its own (its output is not
+    the job's, so the launcher does not wait for it)."""
+    subprocess.Popen(["sh", "-c", f"sleep {seconds}; kill -9 {os.getpid()} 2>/dev/null"], start_new_session=True,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def main():

@@ -12,7 +12,7 @@ rank's file parses and names each NAME. --survivors-raise is the killed-rank che
 fails, and every rank but the last prints "rank R raised after S s (stall ... T s): ... rank
 N ..." (the time S is printed, not bounded: the stall shutdown's own error, which names the
 peer, is what shows it fired); with --victim-named the message must name the last rank
-itself ("rank N-1"). The python is /usr/bin/python3 (or $HVD_PYTHON); PYTHONPATH gets
+itself ("rank N-1", or "not by ranks [.., N-1, ..]" from the stall inspector). The python is /usr/bin/python3 (or $HVD_PYTHON); PYTHONPATH gets
 $HVD_PYTHONPATH (the build tree's python/) and this directory."""
 import argparse
 import json
@@ -86,7 +86,8 @@ def main():
                 problems.append(f"rank {r} did not raise HvdError")
             elif not re.search(r"rank [0-9]+", m.group(2)):
                 problems.append(f"rank {r}'s error names no peer: {m.group(2)[:200]}")
-            elif a.victim_named and not re.search(rf"rank {a.np - 1}\b", m.group(2)):
+            elif a.victim_named and not re.search(rf"\brank {a.np - 1}\b|not by ranks \[([0-9]+, )*{a.np - 1}(, [0-9]+)*\]",
+                                                  m.group(2)):
                 problems.append(f"rank {r}'s error does not name the lost rank {a.np - 1}: {m.group(2)[:200]}")
         if "finished 1000 steps" in out:
             problems.append("a rank never noticed the dead rank")
