@@ -118,7 +118,7 @@ def scenario_kill(tmp, in_commit=False, framework="torch"):
 def scenario_hang(tmp):
     proc = start(tmp, "localhost:2", ["-np", "2", "--min-np", "1", "--max-np", "2",
                                       "--blacklist-cooldown-range", "1", "1.5"],
-                 {"ELASTIC_HANG": "1:2:3", "HVD_STALL_CHECK_TIME_SECONDS": "1", "HVD_STALL_SHUTDOWN_TIME_SECONDS": "4"})
+                 {"ELASTIC_HANG": "1:2:3", "HVD_STALL_CHECK_TIME_SECONDS": "2", "HVD_STALL_SHUTDOWN_TIME_SECONDS": "8"})
     lines = collect(proc)
     evs, problems = events(lines), []
     if proc.returncode != 0:
