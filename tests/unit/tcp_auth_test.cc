@@ -34,8 +34,12 @@ size_t entries(const char* dir) {
   }
   return n;
 }
-size_t open_fds() { return entries("/proc/self/fd"); }
-size_t threads() { return entries("/proc/self/task"); }
+size_t open_fds() {
+  return entries("/proc/self/fd");
+}
+size_t threads() {
+  return entries("/proc/self/task");
+}
 
 // Polls `f` until it holds or a generous deadline passes (the server drops connections on
 // its own thread).
@@ -82,8 +86,9 @@ std::string answer_for(const std::string& key, const std::string& proto, const s
                        const std::string& claim) {
   const std::string nc = tcp::fresh_nonce();
   return "AUTH " + nc + " " +
-         tcp::hmac_sha256_hex(key, "hvd-auth-1 connector " + proto + " " + ns + " " + nc + " " + claim) + " " +
-         claim + "\n";
+         tcp::hmac_sha256_hex(key,
+                              "hvd-auth-1 connector " + proto + " " + ns + " " + nc + " " + claim) +
+         " " + claim + "\n";
 }
 
 TEST(TcpAuth, TheKeyNeverCrossesTheWireAndBothSidesProveIt) {
@@ -107,7 +112,8 @@ TEST(TcpAuth, TheKeyNeverCrossesTheWireAndBothSidesProveIt) {
       EXPECT_EQ(claim, "1 2");
       static std::string recorded;
       if (round == 0) recorded = answer;  // the genuine proof of round 0 ...
-      ASSERT_TRUE(tcp::write_all(c.get(), recorded.data(), recorded.size()).ok());  // ... replayed in round 1
+      ASSERT_TRUE(tcp::write_all(c.get(), recorded.data(), recorded.size())
+                      .ok());  // ... replayed in round 1
     }
   });
   for (int round = 0; round < 2; ++round) {
@@ -165,7 +171,8 @@ TEST(TcpAuth, RendezvousRefusesStrangersWhileAJobRuns) {
           bool go_on = true;
           for (int i = 0; go_on; ++i) {
             std::vector<float> in(1000, static_cast<float>(rt.rank() + i)), out(1000);
-            Tensor ti{in.data(), DataType::kFloat32, {1000}}, to{out.data(), DataType::kFloat32, {1000}};
+            Tensor ti{in.data(), DataType::kFloat32, {1000}},
+                to{out.data(), DataType::kFloat32, {1000}};
             ASSERT_TRUE(rt.allreduce("ar", ti, to, ReduceOp::kSum).ok());
             ASSERT_EQ(out[999], static_cast<float>(3 * i + 3));
             int32_t more = i < 20 || !attacked ? 1 : 0, any = 0;  // rank 0 decides for all
@@ -188,14 +195,16 @@ TEST(TcpAuth, RendezvousRefusesStrangersWhileAJobRuns) {
 
     // A wrong key: refused, named.
     std::unique_ptr<tcp::RendezvousClient> bad;
-    Status s = tcp::RendezvousClient::connect("127.0.0.1", port, "wrong", tcp::now_s() + kGenerous, &bad);
+    Status s =
+        tcp::RendezvousClient::connect("127.0.0.1", port, "wrong", tcp::now_s() + kGenerous, &bad);
     EXPECT_EQ(s.code(), StatusCode::kPrecondition) << s.to_string();
     EXPECT_NE(s.message().find("rejected this rank's key"), std::string::npos) << s.message();
 
     // A replayed handshake: a correct answer to one connection's challenge, sent on another.
     {
       tcp::Fd first = dial(port);
-      const std::string recorded = answer_for("k3y", "rendezvous", challenge_of(first, "rendezvous"), "");
+      const std::string recorded =
+          answer_for("k3y", "rendezvous", challenge_of(first, "rendezvous"), "");
       ASSERT_TRUE(tcp::write_all(first.get(), recorded.data(), recorded.size()).ok());
       std::string ok;
       ASSERT_TRUE(tcp::read_line(first.get(), &ok, tcp::now_s() + kGenerous).ok());
@@ -222,8 +231,9 @@ TEST(TcpAuth, RendezvousRefusesStrangersWhileAJobRuns) {
       (void)tcp::write_all(big.get(), mb.data(), mb.size());  // cut off after 512 bytes
       until_closed(big);
       tcp::Fd sneaky = dial(port);
-      const std::string both = answer_for("k3y", "rendezvous", challenge_of(sneaky, "rendezvous"), "") +
-                               "SET world/rank/0 5\nevil!";
+      const std::string both =
+          answer_for("k3y", "rendezvous", challenge_of(sneaky, "rendezvous"), "") +
+          "SET world/rank/0 5\nevil!";
       (void)tcp::write_all(sneaky.get(), both.data(), both.size());
       EXPECT_EQ(until_closed(sneaky), "ERR sent data before it was authenticated\n");
       std::string now;
@@ -238,14 +248,18 @@ TEST(TcpAuth, RendezvousRefusesStrangersWhileAJobRuns) {
       for (int i = 0; i < 1000; ++i) idle.push_back(dial(port));
       EXPECT_EQ(threads(), threads_idle_before);
       std::unique_ptr<tcp::RendezvousClient> good;
-      ASSERT_TRUE(tcp::RendezvousClient::connect("127.0.0.1", port, "k3y", tcp::now_s() + kGenerous, &good).ok());
+      ASSERT_TRUE(
+          tcp::RendezvousClient::connect("127.0.0.1", port, "k3y", tcp::now_s() + kGenerous, &good)
+              .ok());
       std::string v;
       ASSERT_TRUE(good->get("world/rank/0", tcp::now_s() + kGenerous, &v).ok());
       EXPECT_EQ(v, world0);
       good.reset();
       idle.clear();
-      EXPECT_TRUE(eventually([&] { return open_fds() <= fds_idle_before && threads() <= threads_idle_before; }))
-          << open_fds() << " descriptors (" << fds_idle_before << " before), " << threads() << " threads ("
+      EXPECT_TRUE(eventually([&] {
+        return open_fds() <= fds_idle_before && threads() <= threads_idle_before;
+      })) << open_fds()
+          << " descriptors (" << fds_idle_before << " before), " << threads() << " threads ("
           << threads_idle_before << " before)";
     }
     attacked = true;
@@ -277,14 +291,17 @@ TEST(TcpAuth, PeerListenerRefusesStrangersDuringTheStart) {
     return o;
   };
   std::unique_ptr<tcp::RendezvousClient> rv;
-  ASSERT_TRUE(tcp::RendezvousClient::connect("127.0.0.1", srv->port(), "k3y", tcp::now_s() + kGenerous, &rv).ok());
+  ASSERT_TRUE(
+      tcp::RendezvousClient::connect("127.0.0.1", srv->port(), "k3y", tcp::now_s() + kGenerous, &rv)
+          .ok());
   ASSERT_TRUE(rv->set("world/rank/2", "127.0.0.1 1 localhost").ok());
   std::unique_ptr<Transport> t0, t1;
   Status s0, s1;
   std::thread rank0([&] { s0 = make_tcp_world_transport(opts(0), &t0); });
   std::thread rank1([&] { s1 = make_tcp_world_transport(opts(1), &t1); });
   std::string where0, where1;
-  ASSERT_TRUE(eventually([&] { return srv->get("world/rank/0", &where0) && srv->get("world/rank/1", &where1); }));
+  ASSERT_TRUE(eventually(
+      [&] { return srv->get("world/rank/0", &where0) && srv->get("world/rank/1", &where1); }));
   const int port0 = std::stoi(where0.substr(where0.find(' ') + 1));
   const int port1 = std::stoi(where1.substr(where1.find(' ') + 1));
   tcp::Fd idle = dial(port0);  // stays silent to the end
@@ -301,7 +318,8 @@ TEST(TcpAuth, PeerListenerRefusesStrangersDuringTheStart) {
     EXPECT_EQ(until_closed(replay), "ERR wrong key\n");
     tcp::Fd old = dial(port0);
     (void)challenge_of(old, "peer");
-    ASSERT_TRUE(tcp::write_all(old.get(), "HVDT 2 3 k3y\n", 13).ok());  // the old clear-text greeting
+    ASSERT_TRUE(
+        tcp::write_all(old.get(), "HVDT 2 3 k3y\n", 13).ok());  // the old clear-text greeting
     EXPECT_EQ(until_closed(old), "ERR not an hvd handshake\n");
     tcp::Fd wrong_size = dial(port0);
     s = tcp::authenticate_to(wrong_size.get(), "k3y", "peer", "2 4", tcp::now_s() + kGenerous);

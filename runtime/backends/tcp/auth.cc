@@ -26,9 +26,10 @@ bool is_hex64(const std::string& s) {
   return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
-std::string proof(const std::string& key, const char* role, const std::string& proto, const std::string& ns,
-                  const std::string& nc, const std::string& claim) {
-  return hmac_sha256_hex(key, std::string("hvd-auth-1 ") + role + " " + proto + " " + ns + " " + nc + " " + claim);
+std::string proof(const std::string& key, const char* role, const std::string& proto,
+                  const std::string& ns, const std::string& nc, const std::string& claim) {
+  return hmac_sha256_hex(
+      key, std::string("hvd-auth-1 ") + role + " " + proto + " " + ns + " " + nc + " " + claim);
 }
 
 }  // namespace
@@ -45,8 +46,8 @@ std::string fresh_nonce() {
 std::string hmac_sha256_hex(const std::string& key, const std::string& text) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(text.data()),
-       text.size(), md, &n);
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(text.data()), text.size(), md, &n);
   return hex(md, n);
 }
 
@@ -76,22 +77,26 @@ bool AuthChallenge::check(const std::string& key, const std::string& auth_line, 
   return true;
 }
 
-Status authenticate_to(int fd, const std::string& key, const std::string& proto, const std::string& claim,
-                       double deadline) {
+Status authenticate_to(int fd, const std::string& key, const std::string& proto,
+                       const std::string& claim, double deadline) {
   std::string line;
   HVD_RETURN_IF_ERROR(read_line(fd, &line, deadline, kMaxAuthLine));
   std::istringstream in(line);
   std::string magic, their_proto, ns;
   in >> magic >> their_proto >> ns;
   if (magic != "HVDAUTH1" || their_proto != proto || !is_hex64(ns))
-    return Status::Precondition("it is not an hvd " + proto + " endpoint (challenge '" + line.substr(0, 60) + "')");
+    return Status::Precondition("it is not an hvd " + proto + " endpoint (challenge '" +
+                                line.substr(0, 60) + "')");
   const std::string nc = fresh_nonce();
-  const std::string mine = "AUTH " + nc + " " + proof(key, "connector", proto, ns, nc, claim) + " " + claim + "\n";
+  const std::string mine =
+      "AUTH " + nc + " " + proof(key, "connector", proto, ns, nc, claim) + " " + claim + "\n";
   HVD_RETURN_IF_ERROR(write_all(fd, mine.data(), mine.size()));
   HVD_RETURN_IF_ERROR(read_line(fd, &line, deadline, kMaxAuthLine));
   if (line.rfind("ERR ", 0) == 0) return Status::Precondition(line.substr(4));
-  if (line.rfind("OK ", 0) != 0 || !same_proof(line.substr(3), proof(key, "acceptor", proto, ns, nc, claim)))
-    return Status::Precondition("it did not prove the job's key (answer '" + line.substr(0, 60) + "')");
+  if (line.rfind("OK ", 0) != 0 ||
+      !same_proof(line.substr(3), proof(key, "acceptor", proto, ns, nc, claim)))
+    return Status::Precondition("it did not prove the job's key (answer '" + line.substr(0, 60) +
+                                "')");
   return Status::OK();
 }
 

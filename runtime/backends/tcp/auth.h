@@ -3,8 +3,8 @@
 // the TCP connect:
 //
 //   acceptor  -> "HVDAUTH1 <proto> <ns>\n"            ns: 32 fresh random bytes, hex
-//   connector -> "AUTH <nc> <mc> [claim]\n"           nc: its own fresh nonce; claim: e.g. "rank size"
-//   acceptor  -> "OK <ms>\n" | "ERR <why>\n"
+//   connector -> "AUTH <nc> <mc> [claim]\n"           nc: its own fresh nonce; claim: e.g. "rank
+//   size" acceptor  -> "OK <ms>\n" | "ERR <why>\n"
 //
 //   mc = HMAC-SHA256(key, "hvd-auth-1 connector <proto> <ns> <nc> <claim>")
 //   ms = HMAC-SHA256(key, "hvd-auth-1 acceptor <proto> <ns> <nc> <claim>")
@@ -43,14 +43,14 @@ struct AuthChallenge {
   std::string line() const { return "HVDAUTH1 " + proto + " " + nonce + "\n"; }
   /// Checks the connector's AUTH line: true and *claim, *answer = "OK <ms>\n" when it
   /// proves the key; false and *why otherwise.
-  bool check(const std::string& key, const std::string& auth_line, std::string* claim, std::string* answer,
-             std::string* why) const;
+  bool check(const std::string& key, const std::string& auth_line, std::string* claim,
+             std::string* answer, std::string* why) const;
 };
 
 /// The connector's side: reads the challenge on `fd`, answers with `claim` (no newline),
 /// checks the acceptor's proof. kPrecondition with the acceptor's reason when it refuses
 /// ("wrong key" when the keys differ), or when the acceptor cannot prove the key.
-Status authenticate_to(int fd, const std::string& key, const std::string& proto, const std::string& claim,
-                       double deadline);
+Status authenticate_to(int fd, const std::string& key, const std::string& proto,
+                       const std::string& claim, double deadline);
 
 }  // namespace hvd::tcp

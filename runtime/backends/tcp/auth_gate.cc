@@ -22,7 +22,8 @@ constexpr int kLoggedRefusals = 5;
 std::string peer_name(int fd) {
   sockaddr_in a{};
   socklen_t len = sizeof a;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sin_family != AF_INET) return "?";
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sin_family != AF_INET)
+    return "?";
   char buf[INET_ADDRSTRLEN] = {};
   inet_ntop(AF_INET, &a.sin_addr, buf, sizeof buf);
   return std::string(buf) + ":" + std::to_string(ntohs(a.sin_port));
@@ -38,8 +39,8 @@ AuthGate::AuthGate(const Fd& listener, std::string key, std::string proto, std::
 
 AuthGate::~AuthGate() {
   if (refused_ > kLoggedRefusals)
-    std::fprintf(stderr, "%s: refused %d connections in all (the first %d logged)\n", who_.c_str(), refused_,
-                 kLoggedRefusals);
+    std::fprintf(stderr, "%s: refused %d connections in all (the first %d logged)\n", who_.c_str(),
+                 refused_, kLoggedRefusals);
 }
 
 void AuthGate::refuse(Pending& p, const std::string& why, bool answer) {
@@ -49,8 +50,8 @@ void AuthGate::refuse(Pending& p, const std::string& why, bool answer) {
   }
   ++refused_;
   if (refused_ <= kLoggedRefusals)
-    std::fprintf(stderr, "%s: refused a %s connection from %s: %s%s\n", who_.c_str(), proto_.c_str(),
-                 p.from.c_str(), why.c_str(),
+    std::fprintf(stderr, "%s: refused a %s connection from %s: %s%s\n", who_.c_str(),
+                 proto_.c_str(), p.from.c_str(), why.c_str(),
                  refused_ == kLoggedRefusals ? " (further refusals are counted, not logged)" : "");
   p.fd.reset();
 }
@@ -59,7 +60,8 @@ void AuthGate::accept_new() {
   for (;;) {
     Fd c(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!c.valid()) {
-      if ((errno == EMFILE || errno == ENFILE) && !pending_.empty()) {  // out of descriptors: drop the oldest
+      if ((errno == EMFILE || errno == ENFILE) &&
+          !pending_.empty()) {  // out of descriptors: drop the oldest
         refuse(pending_.front(), "dropped: out of file descriptors while it waited", false);
         pending_.pop_front();
         continue;
@@ -67,7 +69,8 @@ void AuthGate::accept_new() {
       return;  // EAGAIN (none left), or an error the next poll will show again
     }
     if (pending_.size() >= kMaxPending) {
-      refuse(pending_.front(), "dropped: " + std::to_string(kMaxPending) + " newer handshakes were waiting", false);
+      refuse(pending_.front(),
+             "dropped: " + std::to_string(kMaxPending) + " newer handshakes were waiting", false);
       pending_.pop_front();
     }
     Pending p;
@@ -76,7 +79,8 @@ void AuthGate::accept_new() {
     p.until = now_s() + kAuthTimeoutS;
     p.from = peer_name(p.fd.get());
     const std::string line = p.challenge.line();
-    if (::send(p.fd.get(), line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(line.size()))
+    if (::send(p.fd.get(), line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+        static_cast<ssize_t>(line.size()))
       continue;  // gone already
     pending_.push_back(std::move(p));
   }
@@ -87,14 +91,18 @@ bool AuthGate::advance(Pending& p, const Admit& admit, Fd* out, std::string* cla
   const ssize_t r = ::recv(p.fd.get(), buf, sizeof buf, 0);
   if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
   if (r <= 0) {
-    refuse(p, r == 0 ? "closed before it answered the challenge" : "connection failed in the handshake", false);
+    refuse(
+        p,
+        r == 0 ? "closed before it answered the challenge" : "connection failed in the handshake",
+        false);
     return false;
   }
   p.buf.append(buf, static_cast<size_t>(r));
   const size_t nl = p.buf.find('\n');
   if (nl == std::string::npos) {
     if (p.buf.size() > kMaxAuthLine)
-      refuse(p, "sent more than " + std::to_string(kMaxAuthLine) + " bytes without a line end", true);
+      refuse(p, "sent more than " + std::to_string(kMaxAuthLine) + " bytes without a line end",
+             true);
     return false;
   }
   if (nl > kMaxAuthLine) {
@@ -106,7 +114,8 @@ bool AuthGate::advance(Pending& p, const Admit& admit, Fd* out, std::string* cla
     return false;
   }
   std::string answer, why;
-  if (!p.challenge.check(key_, p.buf.substr(0, nl), claim, &answer, &why) || (admit && !admit(*claim, &why))) {
+  if (!p.challenge.check(key_, p.buf.substr(0, nl), claim, &answer, &why) ||
+      (admit && !admit(*claim, &why))) {
     refuse(p, why, true);
     return false;
   }
@@ -124,7 +133,8 @@ Status AuthGate::next(double deadline, const Admit& admit, Fd* out, std::string*
   for (;;) {
     const double now = now_s();
     for (auto it = pending_.begin(); it != pending_.end();) {  // silent too long: dropped
-      if (it->fd.valid() && it->until <= now) refuse(*it, "did not answer the challenge within 10 s", false);
+      if (it->fd.valid() && it->until <= now)
+        refuse(*it, "did not answer the challenge within 10 s", false);
       it = it->fd.valid() ? std::next(it) : pending_.erase(it);
     }
     if (now >= deadline) return Status::Timeout("no connection passed the handshake");
@@ -137,7 +147,8 @@ Status AuthGate::next(double deadline, const Admit& admit, Fd* out, std::string*
     const int rc = ::poll(fds.data(), fds.size(), ms);
     if (rc < 0 && errno != EINTR) return Status::Internal("poll on the listening socket failed");
     if (rc <= 0) continue;
-    if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) return Status::Aborted("the listening socket was closed");
+    if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL))
+      return Status::Aborted("the listening socket was closed");
     size_t i = 1;
     bool passed = false;
     for (auto it = pending_.begin(); it != pending_.end(); ++i) {
