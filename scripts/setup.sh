@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config git python3 python3-venv
-          libopenmpi-dev openmpi-bin libsimgrid-dev nlohmann-json3-dev libcli11-dev
+          libopenmpi-dev openmpi-bin libsimgrid-dev nlohmann-json3-dev libcli11-dev libssl-dev
           libgoogle-perftools-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev clang

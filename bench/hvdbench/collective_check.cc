@@ -8,9 +8,11 @@
 namespace hvd::bench {
 
 int64_t collective_count(const std::string& op, int64_t bytes, size_t elem_size, int np) {
+  // As nccl-tests' getCollByteCount: whole elements, whole blocks of np for the gather-like
+  // collectives, and 0 (an empty collective, still timed) when the size holds less.
   int64_t c = bytes / static_cast<int64_t>(elem_size);
   if (op == "allgather" || op == "alltoall" || op == "reducescatter") c -= c % np;
-  return std::max<int64_t>(c, op == "allreduce" || op == "broadcast" ? 1 : np);
+  return c;
 }
 
 // Reductions: small integers, so sums are exact in every type (even int8, float16).

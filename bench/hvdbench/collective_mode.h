@@ -13,7 +13,8 @@
 namespace hvd::bench {
 
 /// Elements per rank buffer for `op` at `bytes` on `np` ranks (whole multiples of np for
-/// allgather/alltoall/reducescatter, as nccl-tests does).
+/// allgather/alltoall/reducescatter, as nccl-tests does); 0 when `bytes` holds less than
+/// one element (one block of np), where nccl-tests prints size 0 too.
 int64_t collective_count(const std::string& op, int64_t bytes, size_t elem_size, int np);
 
 /// Test data: the value rank `r` puts at index `i` of its input.

@@ -44,7 +44,19 @@ struct Worker {
   std::string host;
   int slot = 0;
   bool stopping = false;  // hvdrun stopped it (its host left discovery): not a failure
+  bool hung = false;      // hvdrun killed it: it did not come to a reset point with the others
 };
+
+// How long the workers of a generation may take to come to the reset point after the first
+// of them did, before the missing ones count as hung: the stall shutdown time (by which a
+// healthy worker has given up on a silent peer), at least 10 s.
+double hang_grace_s() {
+  for (const char* name : {"HVD_STALL_SHUTDOWN_TIME_SECONDS", "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS"}) {
+    const char* v = std::getenv(name);
+    if (v && *v) return std::max(10.0, std::strtod(v, nullptr));
+  }
+  return 10;
+}
 
 // A host's failures and blacklist (horovodrun's HostState with --blacklist-cooldown-range).
 struct HostState {
@@ -114,6 +126,7 @@ class Driver {
   void publish();
   int stop_all(int code);
   void blacklist(const std::string& host);
+  void check_resets();
 
   ElasticOptions e_;
   std::vector<std::string> cmd_;
@@ -130,6 +143,8 @@ class Driver {
   bool changed_ = true, finishing_ = false;
   int failed_in_gen_ = 0, last_fail_code_ = 0, finish_code_ = 0;
   double below_since_ = -1;
+  std::vector<int> members_;     // worker ids of generation gen_, in rank order
+  double first_reset_at_ = -1;   // when the first of them came to the reset point
 };
 
 void Driver::poll_discovery() {
@@ -183,7 +198,7 @@ void Driver::reap() {
       finishing_ = true;
       continue;
     }
-    log(who + " " + how + (w.stopping ? " (stopped: its slot left discovery)" : ""));
+    log(who + " " + how + (w.stopping ? " (stopped: its slot left discovery)" : w.hung ? " (it hung)" : ""));
     changed_ = true;
     if (!w.stopping) {
       ++failed_in_gen_;
@@ -223,6 +238,8 @@ void Driver::start_workers() {
           {"HVD_LOCAL_RANK", std::to_string(slot)}, {"HVD_RENDEZVOUS_ADDR", addr_},
           {"HVD_RENDEZVOUS_PORT", std::to_string(server_->port())}, {"HVD_RENDEZVOUS_KEY", key_},
           {"HVD_START_TIMEOUT", fmt(e_.elastic_timeout_s)}};
+      const char* own_addr = std::getenv("HVD_TCP_ADDR");
+      if (addr_ == "127.0.0.1" && is_this_host(host) && !(own_addr && *own_addr)) env["HVD_TCP_ADDR"] = "127.0.0.1";
       const pid_t pid = is_this_host(host) ? spawn(cmd_, env) : spawn(ssh_command(host, cmd_, env), {});
       if (pid < 0) {
         log("cannot start a worker on " + host + ": " + std::strerror(errno));
@@ -241,7 +258,10 @@ void Driver::publish() {
   std::map<int, const Worker*> by_id;
   for (const auto& [pid, w] : alive_) by_id[w.id] = &w;
   std::string assign, ids;
+  members_.clear();
+  first_reset_at_ = -1;
   for (const auto& [id, w] : by_id) {
+    members_.push_back(id);
     assign.append(std::to_string(id)).append(" ").append(w->host).append("\n");
     if (!ids.empty()) ids.append(",");
     ids.append(std::to_string(id));
@@ -252,6 +272,40 @@ void Driver::publish() {
   log("generation " + std::to_string(gen_) + ": size " + std::to_string(by_id.size()) + " (workers " + ids + ")");
   changed_ = false;
   failed_in_gen_ = 0;
+}
+
+// A worker that leaves generation g at its reset point stores "elastic/left/<id>" = g
+// (join_elastic_tcp_world). When every live member of the current generation has left it,
+// the next generation is published (a reset without a change of workers). When some have
+// and others have not within hang_grace_s(), the missing ones hang (alive but silent, e.g.
+// SIGSTOPped): each is killed, and reap() then removes and blacklists it like a dead one.
+void Driver::check_resets() {
+  if (gen_ == 0 || finishing_ || changed_) return;
+  std::vector<int> left, missing;
+  for (int id : members_) {
+    std::string v;
+    const bool gone = server_->get("elastic/left/" + std::to_string(id), &v) && v == std::to_string(gen_);
+    (gone ? left : missing).push_back(id);
+  }
+  if (left.empty()) return;
+  if (first_reset_at_ < 0) {
+    first_reset_at_ = now_s();
+    log("worker " + std::to_string(left.front()) + " came to the reset point of generation " + std::to_string(gen_));
+  }
+  if (missing.empty()) {
+    log("every worker of generation " + std::to_string(gen_) + " came to the reset point; publishing the next");
+    changed_ = true;
+    return;
+  }
+  const double grace = hang_grace_s();
+  if (now_s() - first_reset_at_ < grace) return;
+  for (auto& [pid, w] : alive_) {
+    if (w.hung || w.stopping || std::find(missing.begin(), missing.end(), w.id) == missing.end()) continue;
+    log("worker " + std::to_string(w.id) + " (" + w.host + " slot " + std::to_string(w.slot) +
+        ") did not come to the reset point within " + fmt(grace) + " s of the others: it hangs; killing it");
+    ::kill(pid, SIGKILL);
+    w.hung = true;
+  }
 }
 
 // After the changes of one round: publish, wait, or stop. -1: go on; else hvdrun's exit code.
@@ -297,11 +351,6 @@ int Driver::stop_all(int code) {
 
 int Driver::run() {
   key_ = random_key();
-  Status s = RendezvousServer::start(key_, 0, &server_);
-  if (!s.ok()) {
-    std::cerr << "hvdrun: cannot start the rendezvous server: " << s.message() << "\n";
-    return kExitRuntimeFailure;
-  }
   const char* forced = std::getenv("HVDRUN_RENDEZVOUS_ADDR");  // where other hosts reach us
   char name[256] = {};
   (void)::gethostname(name, sizeof name - 1);
@@ -315,12 +364,19 @@ int Driver::run() {
         bool all_here = true;
         for (const auto& [h, n] : offered_) all_here = all_here && is_this_host(h);
         addr_ = forced && *forced ? forced : all_here ? "127.0.0.1" : name;
+        // The server listens on the address the workers are given, not on every interface.
+        Status s = RendezvousServer::start(key_, 0, &server_, addr_);
+        if (!s.ok()) {
+          std::cerr << "hvdrun: cannot start the rendezvous server: " << s.message() << "\n";
+          return stop_all(kExitRuntimeFailure);
+        }
       }
       if (discovered_) {
         stop_unoffered();
         start_workers();
       }
     }
+    check_resets();
     const int code = decide();
     if (code >= 0) return code;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -11,6 +11,10 @@
 
 namespace hvd::bench {
 
+/// --reset-limit's default. horovodrun has none (a job whose workers keep failing resets
+/// forever); 100 stops such a job while leaving room for long runs on preemptible hosts.
+inline constexpr int kDefaultResetLimit = 100;
+
 struct ElasticOptions {
   int np = 1;                        ///< workers of the first generation (-np)
   int min_np = 0;                    ///< fewer live workers than this: wait, then fail (--min-np; default -np)
@@ -18,7 +22,7 @@ struct ElasticOptions {
   std::string discovery_script;      ///< --host-discovery-script
   int slots_per_host = 1;            ///< slots of a discovered host without ":slots" (--slots-per-host)
   double elastic_timeout_s = 600;    ///< --elastic-timeout: waiting for min-np workers / a generation
-  int reset_limit = -1;              ///< --reset-limit (-1: none)
+  int reset_limit = kDefaultResetLimit;  ///< --reset-limit
   std::vector<double> cooldown;      ///< --blacklist-cooldown-range MIN MAX (empty: none)
 };
 

@@ -67,7 +67,7 @@ void add_elastic_flags(CLI::App& app, ElasticOptions* e) {
   app.add_option("--elastic-timeout", e->elastic_timeout_s,
                  "seconds to wait for --min-np workers, and for a new world to form (default 600)")
       ->group(g);
-  app.add_option("--reset-limit", e->reset_limit, "most times the world may be rebuilt before the job fails")->group(g);
+  app.add_option("--reset-limit", e->reset_limit, "most times the world may be rebuilt before the job fails (default 100)")->group(g);
   app.add_option("--blacklist-cooldown-range", e->cooldown,
                  "MIN MAX: seconds a host with a failed worker gets no new workers (grows with each failure)")
       ->expected(2)

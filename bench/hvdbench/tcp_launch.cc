@@ -116,11 +116,15 @@ int exit_code_of(int status) {
 
 namespace {
 
-// Waits for every rank. The first to fail stops the rest (SIGTERM, SIGKILL 5 s later);
-// its code is returned (0 when all succeed).
+// After the first failure the others get this long to end on their own (a survivor of a
+// lost peer raises an error naming it) before they are stopped.
+constexpr double kSurvivorGraceS = 3;
+
+// Waits for every rank. The first to fail stops the rest (after kSurvivorGraceS: SIGTERM,
+// SIGKILL 5 s later); its code is returned (0 when all succeed).
 int wait_ranks(std::map<pid_t, int> ranks) {
   int first = 0;
-  double kill_at = -1;
+  double term_at = -1, kill_at = -1;
   auto now = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
   while (!ranks.empty()) {
     int status = 0;
@@ -132,12 +136,16 @@ int wait_ranks(std::map<pid_t, int> ranks) {
         first = code;
         std::cerr << "hvdrun: rank " << rank << " exited with code " << code
                   << (ranks.empty() ? "" : "; stopping the other ranks") << "\n";
-        for (const auto& [p, r] : ranks) ::kill(p, SIGTERM);
-        kill_at = now() + 5;
+        term_at = now() + kSurvivorGraceS;
       }
       continue;
     }
     if (pid < 0 && errno == ECHILD) break;
+    if (term_at > 0 && now() > term_at) {
+      for (const auto& [p, r] : ranks) ::kill(p, SIGTERM);
+      term_at = -1;
+      kill_at = now() + 5;
+    }
     if (kill_at > 0 && now() > kill_at) {
       for (const auto& [p, r] : ranks) ::kill(p, SIGKILL);
       kill_at = -1;
@@ -187,21 +195,27 @@ int run_tcp_job(const Options& o, const std::vector<std::string>& cmd, double st
     std::cerr << "hvdrun: " << bad << "\n";
     return kExitBadInput;
   }
-  const std::string key = random_key();
-  std::unique_ptr<RendezvousServer> server;
-  Status s = RendezvousServer::start(key, 0, &server);
-  if (!s.ok()) {
-    std::cerr << "hvdrun: cannot start the rendezvous server: " << s.message() << "\n";
-    return kExitRuntimeFailure;
-  }
   bool all_here = true;
   for (const RankPlace& p : places) all_here = all_here && is_this_host(p.host);
   const char* forced = std::getenv("HVDRUN_RENDEZVOUS_ADDR");  // the address other hosts reach us at
   const std::string addr = forced && *forced ? forced : all_here ? "127.0.0.1" : host_name();
+  // The server listens on that address only; so do the ranks on theirs (HVD_TCP_ADDR, else
+  // their host name): loopback when every rank is on this host.
+  const std::string key = random_key();
+  std::unique_ptr<RendezvousServer> server;
+  Status s = RendezvousServer::start(key, 0, &server, addr);
+  if (!s.ok()) {
+    std::cerr << "hvdrun: cannot start the rendezvous server: " << s.message()
+              << (forced && *forced ? " (HVDRUN_RENDEZVOUS_ADDR)" : "") << "\n";
+    return kExitRuntimeFailure;
+  }
+  const char* own_addr = std::getenv("HVD_TCP_ADDR");
+  const bool loopback_ranks = addr == "127.0.0.1" && !(own_addr && *own_addr);
   std::map<pid_t, int> ranks;
   for (int r = 0; r < o.np; ++r) {
     const RankPlace& p = places[static_cast<size_t>(r)];
     auto env = rank_env(r, o.np, p, addr, server->port(), key, start_timeout_s);
+    if (loopback_ranks) env["HVD_TCP_ADDR"] = "127.0.0.1";
     const pid_t pid = is_this_host(p.host) ? spawn(cmd, env) : spawn(ssh_command(p.host, cmd, env), {});
     if (pid < 0) {
       std::cerr << "hvdrun: cannot start rank " << r << ": " << std::strerror(errno) << "\n";

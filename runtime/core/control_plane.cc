@@ -34,7 +34,10 @@ Status ControlPlane::wait(Request& req, int peer, const char* what, double start
   double next_warning = start + warn_s_;
   while (true) {
     Status s = req.wait(std::min(next_warning, give_up));
-    if (s.code() != StatusCode::kTimeout) return s;
+    if (s.ok()) return s;
+    // The peer's connection failed (it died, or gave up and left): pass on what this rank
+    // knows and name the rank that was lost first, if the peer announced one.
+    if (s.code() != StatusCode::kTimeout) return name_gone(s, peer);
     double waited = p_.now() - start;
     if (p_.now() >= give_up) {
       // Tell the others at once what this rank knows (a survivor waiting on this one may be
@@ -98,7 +101,8 @@ Status ControlPlane::recv(int peer, void* data, size_t bytes, const char* what) 
   std::unique_ptr<Request> pending;
   const IoPiece into{data, bytes};
   Status s = recv_until(t_, peer, RecvInto{IoSpan(&into, 1)}, kTagControl, first, &pending);
-  if (s.code() != StatusCode::kTimeout || !pending) return s;
+  if (s.ok()) return s;
+  if (s.code() != StatusCode::kTimeout || !pending) return name_gone(s, peer);
   return wait(*pending, peer, what, start);
 }
 
@@ -137,7 +141,8 @@ Status ControlPlane::recv_blob(int peer, Buffer* out) {
   const double first = first_deadline(start);
   std::unique_ptr<Request> pending;
   Status s = recv_until(t_, peer, RecvInto{{}, &sink}, kTagControl, first, &pending);
-  if (s.code() != StatusCode::kTimeout || !pending) return s;
+  if (s.ok()) return s;
+  if (s.code() != StatusCode::kTimeout || !pending) return name_gone(s, peer);
   return wait(*pending, peer, "negotiation", start);
 }
 

@@ -74,8 +74,12 @@ TEST(CollectiveData, ElementsRoundTripInEveryType) {
 TEST(CollectiveData, CountsAreWholeBlocks) {
   EXPECT_EQ(collective_count("allreduce", 4096, 4, 3), 1024);
   EXPECT_EQ(collective_count("allgather", 4096, 4, 3), 1023);
-  EXPECT_EQ(collective_count("alltoall", 8, 4, 4), 4);
-  EXPECT_EQ(collective_count("broadcast", 2, 4, 4), 1);
+  EXPECT_EQ(collective_count("alltoall", 16, 4, 4), 4);
+  // Less than one element (one block of np): 0, as nccl-tests prints it, not rounded up.
+  EXPECT_EQ(collective_count("alltoall", 8, 4, 4), 0);
+  EXPECT_EQ(collective_count("allgather", 8, 4, 3), 0);
+  EXPECT_EQ(collective_count("allreduce", 2, 4, 4), 0);
+  EXPECT_EQ(collective_count("broadcast", 2, 4, 4), 0);
 }
 
 }  // namespace

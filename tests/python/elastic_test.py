@@ -2,11 +2,14 @@
 """Elastic training end to end (label elastic): hvdrun --host-discovery-script runs
 elastic_worker.py, the discovery script prints a file this test rewrites.
 
-  elastic_test.py SCENARIO     (kill | grow | reset_limit | kill_in_commit | bad_input | bad_hosts | tf_kill)
+  elastic_test.py SCENARIO     (kill | hang | grow | reset_limit | kill_in_commit | bad_input | bad_hosts | tf_kill)
 
 kill: np 2, worker 1 SIGKILLs itself mid-epoch -> np 1 -> the slot comes back after the
 blacklist cooldown -> np 2; every worker reaches the last epoch with the same parameters
 (tf_kill: the same with hvd.tensorflow's TensorFlowKerasState and a Keras model).
+hang: as kill, but worker 1 SIGSTOPs itself (alive, silent): the survivor gives up on it after
+the stall shutdown time and comes to the reset point; hvdrun kills the worker that does not
+come, blacklists its host like a dead one's, and the job goes on as in kill.
 grow: np 1, the test offers a second slot mid-run -> np 2 at the next commit, the new
 worker gets the state by broadcast. reset_limit: more resets than --reset-limit -> one
 clear error, exit 1. kill_in_commit: worker 1 dies inside commit. bad_input: flags -> one
@@ -112,6 +115,28 @@ def scenario_kill(tmp, in_commit=False, framework="torch"):
     return problems
 
 
+def scenario_hang(tmp):
+    proc = start(tmp, "localhost:2", ["-np", "2", "--min-np", "1", "--max-np", "2",
+                                      "--blacklist-cooldown-range", "1", "1.5"],
+                 {"ELASTIC_HANG": "1:2:3", "HVD_STALL_CHECK_TIME_SECONDS": "2", "HVD_STALL_SHUTDOWN_TIME_SECONDS": "8"})
+    lines = collect(proc)
+    evs, problems = events(lines), []
+    if proc.returncode != 0:
+        problems.append(f"hvdrun exited with {proc.returncode}, want 0")
+    hung = [l for l in lines if re.search(r"worker 1 \(localhost slot 1\) did not come to the reset point .* it hangs", l)]
+    if len(hung) != 1:
+        problems.append(f"want one line naming hung worker 1, got {hung}")
+    if not any("blacklisting host localhost" in l for l in lines):
+        problems.append("the hung worker's host was not blacklisted")
+    collapsed, raw = sizes_of(evs)
+    print(f"elastic_test: worker 0's size per epoch: {raw} (changes: {collapsed})")
+    if collapsed != [2, 1, 2]:
+        problems.append(f"sizes over epochs {collapsed}, want [2, 1, 2]")
+    check_finished(evs, problems, 2)
+    resume_time(evs, "hangs (SIGSTOP)")
+    return problems
+
+
 def scenario_grow(tmp):
     grown = []
 
@@ -213,7 +238,7 @@ def scenario_bad_hosts(tmp):
 def main():
     name = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="hvd_elastic_")
-    run = {"kill": scenario_kill, "grow": scenario_grow, "reset_limit": scenario_reset_limit,
+    run = {"kill": scenario_kill, "hang": scenario_hang, "grow": scenario_grow, "reset_limit": scenario_reset_limit,
            "kill_in_commit": lambda t: scenario_kill(t, in_commit=True), "bad_input": scenario_bad_input,
            "tf_kill": lambda t: scenario_kill(t, framework="tf"),
            "bad_hosts": scenario_bad_hosts}[name]

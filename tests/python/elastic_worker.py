@@ -6,11 +6,14 @@ hvd's DistributedOptimizer, a tf.function step). It prints one line per epoch
 ("elastic_worker: worker W epoch E size S rank R t=T"), one per reset and, at the end, the
 checksum of its parameters. ELASTIC_KILL="W:E:S[,...]" makes worker W SIGKILL itself at
 step S of the first epoch >= E; ELASTIC_KILL_IN_COMMIT=W kills worker W inside its first
-commit at size > 1 (after saving, before the generation check)."""
+commit at size > 1 (after saving, before the generation check). ELASTIC_HANG="W:E:S" makes
+worker W SIGSTOP itself there instead (alive, silent; a watchdog SIGKILLs it 120 s later so
+nothing outlives the test)."""
 import argparse
 import hashlib
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -25,9 +28,9 @@ def say(text):
     sys.stdout.flush()
 
 
-def kills():
+def kills(var="ELASTIC_KILL"):
     out = set()
-    for item in filter(None, os.environ.get("ELASTIC_KILL", "").split(",")):
+    for item in filter(None, os.environ.get(var, "").split(",")):
         w, e, s = item.split(":")
         out.add((w, int(e), int(s)))
     return out
@@ -99,7 +102,7 @@ def main():
     hvd, state, step, parameters = (tf_trainer if a.framework == "tf" else torch_trainer)()
     say(f"joined at size {hvd.size()} rank {hvd.rank()}")
     state.register_reset_callbacks([lambda: say(f"reset: now rank {hvd.rank()} of size {hvd.size()}")])
-    todo = kills()
+    todo, hangs = kills(), kills("ELASTIC_HANG")
 
     @hvd.elastic.run
     def train(state):
@@ -109,6 +112,12 @@ def main():
                 if any(w == ME and state.epoch >= e and k == s for w, e, s in todo):
                     say(f"kills itself at epoch {state.epoch} step {k}")
                     os.kill(os.getpid(), signal.SIGKILL)
+                if any(w == ME and state.epoch >= e and k == s for w, e, s in hangs):
+                    say(f"hangs (SIGSTOP) at epoch {state.epoch} step {k}")
+                    subprocess.Popen(["sh", "-c", f"sleep 120; kill -9 {os.getpid()} 2>/dev/null"],
+                                     start_new_session=True, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    os.kill(os.getpid(), signal.SIGSTOP)
                 step(state.epoch, k)
                 time.sleep(a.step_time)
             say(f"epoch {state.epoch} size {hvd.size()} rank {hvd.rank()}")

@@ -11,7 +11,8 @@ value is a fresh directory. --timeline NAME,... sets HOROVOD_TIMELINE and checks
 rank's file parses and names each NAME. --survivors-raise is the killed-rank check: the job
 fails, and every rank but the last prints "rank R raised after S s (stall ... T s): ... rank
 N ..." (the time S is printed, not bounded: the stall shutdown's own error, which names the
-peer, is what shows it fired). The python is /usr/bin/python3 (or $HVD_PYTHON); PYTHONPATH gets
+peer, is what shows it fired); with --victim-named the message must name the last rank
+itself ("rank N-1", or "not by ranks [.., N-1, ..]" from the stall inspector). The python is /usr/bin/python3 (or $HVD_PYTHON); PYTHONPATH gets
 $HVD_PYTHONPATH (the build tree's python/) and this directory."""
 import argparse
 import json
@@ -20,6 +21,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 from verdict import verdict
 
@@ -38,6 +40,7 @@ def main():
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--timeline", default="")
     ap.add_argument("--survivors-raise", action="store_true")
+    ap.add_argument("--victim-named", action="store_true")
     ap.add_argument("--timeout", type=int, default=240)
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -64,6 +67,7 @@ def main():
             launch.append("--enable-recovery")  # the job outlives the killed rank
     full = launch + [python] + cmd
     print("mpi_run:", " ".join(full), flush=True)
+    started = time.monotonic()
     try:
         proc = subprocess.run(full, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               timeout=a.timeout)
@@ -73,6 +77,7 @@ def main():
         return 1
     out = proc.stdout
     print(out, flush=True)
+    print(f"mpi_run: the job exited with code {proc.returncode} after {time.monotonic() - started:.1f} s", flush=True)
     problems = []
     if a.survivors_raise:
         for r in range(a.np - 1):
@@ -81,6 +86,9 @@ def main():
                 problems.append(f"rank {r} did not raise HvdError")
             elif not re.search(r"rank [0-9]+", m.group(2)):
                 problems.append(f"rank {r}'s error names no peer: {m.group(2)[:200]}")
+            elif a.victim_named and not re.search(rf"\brank {a.np - 1}\b|not by ranks \[([0-9]+, )*{a.np - 1}(, [0-9]+)*\]",
+                                                  m.group(2)):
+                problems.append(f"rank {r}'s error does not name the lost rank {a.np - 1}: {m.group(2)[:200]}")
         if "finished 1000 steps" in out:
             problems.append("a rank never noticed the dead rank")
     elif proc.returncode != 0:

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/tcp/auth.h"
 #include "backends/tcp/rendezvous.h"
 #include "backends/tcp/socket.h"
 #include "hvd/runtime.h"
@@ -254,11 +255,7 @@ TEST(TcpErrors, PeerClosingMidMessage) {
     const int port = std::stoi(zero.substr(zero.find(' ') + 1));
     tcp::Fd c;
     ASSERT_TRUE(tcp::connect_until("127.0.0.1", port, deadline, &c).ok());
-    const std::string hello = "HVDT 1 2 k3y\n";
-    ASSERT_TRUE(tcp::write_all(c.get(), hello.data(), hello.size()).ok());
-    std::string ok;
-    ASSERT_TRUE(tcp::read_line(c.get(), &ok, deadline).ok());
-    ASSERT_EQ(ok, "OK");
+    ASSERT_TRUE(tcp::authenticate_to(c.get(), "k3y", "peer", "1 2", deadline).ok());
     struct { uint64_t group; int32_t tag; uint32_t magic; uint64_t bytes; } h{0, kTagData, 0x48564454, 1000};
     char part[10] = {};
     ASSERT_TRUE(tcp::write_all(c.get(), &h, sizeof h).ok());

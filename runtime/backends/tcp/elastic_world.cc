@@ -78,6 +78,9 @@ Status join_elastic_tcp_world(TcpOptions opts, int64_t after, int64_t* gen, std:
   const double deadline = tcp::now_s() + opts.start_timeout_s;
   std::unique_ptr<tcp::RendezvousClient> rv;
   HVD_RETURN_IF_ERROR(tcp::RendezvousClient::connect(opts.rendezvous_addr, opts.rendezvous_port, opts.key, deadline, &rv));
+  // Tells the driver this worker came to the reset point of generation `after`: a member
+  // of it that does not come too hangs (hvdrun's elastic driver removes it).
+  if (after > 0) HVD_RETURN_IF_ERROR(rv->set("elastic/left/" + me, std::to_string(after)));
   Status last = Status::OK();
   while (tcp::now_s() < deadline) {
     int64_t g = 0;

@@ -1,13 +1,14 @@
 // The rendezvous: a key-value store over TCP that the ranks of a TCP world use to find
-// each other (hvdrun --tcp runs the server; Horovod's is an HTTP store). One connection
-// per client, requests in order, each a text line, answered by one line:
+// each other (hvdrun --tcp runs the server; Horovod's is an HTTP store). A connection first
+// proves the job's key by challenge-response (auth.h, protocol "rendezvous"; the key never
+// crosses the wire), then sends requests in order, each a text line answered by one line:
 //
-//   HELLO <key>             -> OK | ERR wrong key      (first, mandatory)
 //   SET <name> <n>\n<n bytes> -> OK
 //   GET <name>              -> VAL <n>\n<n bytes> | NONE
 //
-// Names have no spaces. A client that has not said HELLO with the server's key gets
-// "ERR wrong key" and is disconnected. GET does not block: clients poll until a deadline.
+// Names have no spaces. GET does not block: clients poll until a deadline. One thread runs
+// every handshake (AuthGate: idle or hostile connections cost no thread); each
+// authenticated connection gets a thread of its own, joined when it closes.
 #include "backends/tcp/rendezvous.h"
 
 #include <sys/socket.h>
@@ -15,12 +16,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <list>
 #include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
 
+#include "backends/tcp/auth.h"
+#include "backends/tcp/auth_gate.h"
 #include "hvd/tcp.h"
 
 namespace hvd {
@@ -32,7 +36,7 @@ constexpr size_t kMaxValue = size_t{1} << 20;
 class Server final : public RendezvousServer {
  public:
   Server(std::string key, tcp::Fd listener, int port)
-      : key_(std::move(key)), listener_(std::move(listener)), port_(port) {
+      : listener_(std::move(listener)), gate_(listener_, std::move(key), "rendezvous", "hvd rendezvous"), port_(port) {
     accept_thread_ = std::thread([this] { accept_loop(); });
   }
   ~Server() override {
@@ -41,49 +45,88 @@ class Server final : public RendezvousServer {
     accept_thread_.join();
     {
       std::lock_guard<std::mutex> lk(mu_);
-      for (int fd : open_) ::shutdown(fd, SHUT_RDWR);
+      for (Client& c : clients_) ::shutdown(c.fd, SHUT_RDWR);
     }
-    for (std::thread& t : clients_) t.join();  // only the joined accept thread adds to it
+    for (Client& c : clients_) c.thread.join();  // only the joined accept thread adds to it
   }
   int port() const override { return port_; }
   void put(const std::string& name, const std::string& value) override {
     std::lock_guard<std::mutex> lk(mu_);
     store_[name] = value;
   }
+  bool get(const std::string& name, std::string* value) const override {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = store_.find(name);
+    if (it == store_.end()) return false;
+    *value = it->second;
+    return true;
+  }
+  std::vector<std::string> names_under(const std::string& prefix) const override {
+    std::lock_guard<std::mutex> lk(mu_);
+    std::vector<std::string> out;
+    for (auto it = store_.lower_bound(prefix); it != store_.end() && it->first.rfind(prefix, 0) == 0; ++it)
+      out.push_back(it->first);
+    return out;
+  }
 
  private:
+  struct Client {
+    int fd;
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+
   void accept_loop() {
     while (!stop_) {
+      reap();
       tcp::Fd c;
-      if (!tcp::accept_until(listener_, tcp::now_s() + 0.2, &c).ok()) continue;
+      std::string claim;
+      Status s = gate_.next(tcp::now_s() + 0.2, nullptr, &c, &claim);
+      if (s.code() == StatusCode::kAborted) break;  // the listener was shut down
+      if (!s.ok()) continue;
       std::lock_guard<std::mutex> lk(mu_);
       if (stop_) break;
-      open_.push_back(c.get());
-      clients_.emplace_back([this, fd = c.release()] { serve(tcp::Fd(fd)); });
+      auto done = std::make_shared<std::atomic<bool>>(false);
+      const int fd = c.release();
+      clients_.push_back(Client{fd, std::thread([this, fd, done] {
+                                  serve(tcp::Fd(fd));
+                                  *done = true;
+                                }),
+                                done});
     }
+  }
+
+  // Joins the threads of closed connections.
+  void reap() {
+    std::list<Client> finished;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      for (auto it = clients_.begin(); it != clients_.end();) {
+        if (*it->done) {
+          finished.splice(finished.end(), clients_, it++);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (Client& c : finished) c.thread.join();
   }
 
   void serve(tcp::Fd c) {
-    bool hello = false;
     std::string line;
     while (!stop_ && tcp::read_line(c.get(), &line, kNoDeadline).ok()) {
-      if (!answer(c.get(), line, &hello)) break;
+      if (!answer(c.get(), line)) break;
     }
     std::lock_guard<std::mutex> lk(mu_);
-    open_.erase(std::remove(open_.begin(), open_.end(), c.get()), open_.end());
+    for (Client& cl : clients_)
+      if (cl.fd == c.get()) cl.fd = -1;  // closed below, not shut down by the destructor
   }
 
-  // Handles one request; false ends the connection.
-  bool answer(int fd, const std::string& line, bool* hello) {
+  // Handles one request of an authenticated client; false ends the connection.
+  bool answer(int fd, const std::string& line) {
     std::istringstream in(line);
     std::string verb, name;
     in >> verb >> name;
-    if (verb == "HELLO") {
-      *hello = name == key_;
-      (void)tcp::write_all(fd, *hello ? "OK\n" : "ERR wrong key\n", *hello ? 3 : 14);
-      return *hello;
-    }
-    if (!*hello) return false;
     if (verb == "SET") {
       size_t n = 0;
       if (!(in >> n) || n > kMaxValue) return false;
@@ -109,24 +152,24 @@ class Server final : public RendezvousServer {
     return false;
   }
 
-  std::string key_;
   tcp::Fd listener_;
+  tcp::AuthGate gate_;  // runs the handshakes on listener_
   int port_;
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<std::string, std::string> store_;
-  std::vector<int> open_;
-  std::vector<std::thread> clients_;
+  std::list<Client> clients_;
   std::thread accept_thread_;
 };
 
 }  // namespace
 
-Status RendezvousServer::start(const std::string& key, int port, std::unique_ptr<RendezvousServer>* out) {
+Status RendezvousServer::start(const std::string& key, int port, std::unique_ptr<RendezvousServer>* out,
+                               const std::string& bind_addr) {
   if (key.empty() || key.find_first_of(" \n") != std::string::npos)
     return Status::InvalidArgument("rendezvous key must be non-empty, without spaces");
   tcp::Fd l;
-  HVD_RETURN_IF_ERROR(tcp::listen_on(&port, &l));
+  HVD_RETURN_IF_ERROR(tcp::listen_on(bind_addr, &port, &l));
   *out = std::make_unique<Server>(key, std::move(l), port);
   return Status::OK();
 }
@@ -140,12 +183,11 @@ Status RendezvousClient::connect(const std::string& addr, int port, const std::s
   c->deadline_ = deadline;
   Status s = connect_until(addr, port, deadline, &c->fd_);
   if (!s.ok()) return Status::Timeout("rendezvous server " + c->where_ + " unreachable: " + s.message());
-  std::string answer, value;
-  s = c->call("HELLO " + key, "", &answer, &value);
-  if (!s.ok()) return s;
-  if (answer != "OK")
+  s = authenticate_to(c->fd_.get(), key, "rendezvous", "", deadline);
+  if (s.code() == StatusCode::kPrecondition && s.message() == "wrong key")
     return Status::Precondition("rendezvous server " + c->where_ +
                                 " rejected this rank's key (HVD_RENDEZVOUS_KEY differs from the job's)");
+  if (!s.ok()) return Status(s.code(), "rendezvous server " + c->where_ + ": " + s.message());
   *out = std::move(c);
   return Status::OK();
 }

@@ -87,17 +87,26 @@ void Fd::reset() {
   fd_ = -1;
 }
 
-Status listen_on(int* port, Fd* out) {
+Status listen_on(const std::string& addr, int* port, Fd* out) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rc = ::getaddrinfo(addr.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || !res) return Status::InvalidArgument("cannot resolve '" + addr + "' to listen on: " + gai_strerror(rc));
+  sockaddr_in a = *reinterpret_cast<const sockaddr_in*>(res->ai_addr);
+  ::freeaddrinfo(res);
   Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!s.valid()) return Status::Internal(err("socket"));
   int one = 1;
   setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
   a.sin_port = htons(static_cast<uint16_t>(*port));
-  if (::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-    return Status::Internal(err("bind to port " + std::to_string(*port)));
+  if (::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    char ip[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
+    return Status::InvalidArgument(err("cannot listen on " + addr + " (" + ip + ") port " + std::to_string(*port) +
+                                       ": it is not an address of this host, or the port is taken"));
+  }
   if (::listen(s.get(), 128) != 0) return Status::Internal(err("listen"));
   socklen_t len = sizeof a;
   getsockname(s.get(), reinterpret_cast<sockaddr*>(&a), &len);

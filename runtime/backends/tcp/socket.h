@@ -37,8 +37,9 @@ class Fd {
   int fd_ = -1;
 };
 
-/// A socket listening on `port` (0: any) of every interface; *port gets the one bound.
-Status listen_on(int* port, Fd* out);
+/// A socket listening on `port` (0: any) of the interface with address `addr` (a name or
+/// dotted quad, resolved to IPv4; never every interface); *port gets the one bound.
+Status listen_on(const std::string& addr, int* port, Fd* out);
 /// Connects to host:port, retrying refused connections until `deadline`.
 Status connect_until(const std::string& host, int port, double deadline, Fd* out);
 /// Accepts one connection on `listener` before `deadline` (kTimeout after).

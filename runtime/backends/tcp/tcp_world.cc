@@ -1,15 +1,20 @@
 // Joining a TCP world: the options from hvdrun's variables, the rendezvous, and the
 // connections. Each rank listens on a port of its own, publishes
 // "<scope>/rank/<r>" = "<address> <port> <host>" in the store, reads every other rank's,
-// connects to the ranks below it and accepts the ranks above it. A connection opens with
-// "HVDT <rank> <size> <key>\n", answered "OK\n" or "ERR <why>\n". Every wait ends at the
-// start deadline with an error that names the rank, the address and the variable to check.
+// connects to the ranks below it and accepts the ranks above it. The listener is bound to
+// the address the rank advertises, not to every interface. A connection opens with the
+// challenge-response of auth.h (protocol "peer", claim "<rank> <size>": the key never
+// crosses the wire); the acceptor refuses a wrong key, a wrong world size or an unexpected
+// rank. Every wait ends at the start deadline with an error that names the rank, the
+// address and the variable to check.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
 #include <sstream>
 
+#include "backends/tcp/auth.h"
+#include "backends/tcp/auth_gate.h"
 #include "backends/tcp/rendezvous.h"
 #include "backends/tcp/tcp_transport.h"
 #include "hvd/tcp.h"
@@ -54,44 +59,37 @@ Status gather_addresses(tcp::RendezvousClient& rv, const TcpOptions& o, double d
                          " (were all " + std::to_string(o.size) + " ranks started?)");
 }
 
-// Connects to lower rank q and introduces this rank.
+// Connects to lower rank q and proves the key to it (and it to this rank).
 Status connect_peer(const TcpOptions& o, int q, const PeerAddr& a, double deadline, tcp::Fd* out) {
   const std::string who = "rank " + std::to_string(q) + " at " + a.addr + ":" + std::to_string(a.port);
   Status s = tcp::connect_until(a.addr, a.port, deadline, out);
   if (!s.ok()) return Status(s.code(), "cannot reach " + who + ": " + s.message());
-  const std::string hello = "HVDT " + std::to_string(o.rank) + " " + std::to_string(o.size) + " " + o.key + "\n";
-  std::string answer;
-  s = tcp::write_all(out->get(), hello.data(), hello.size());
-  if (s.ok()) s = tcp::read_line(out->get(), &answer, deadline);
+  s = tcp::authenticate_to(out->get(), o.key, "peer", std::to_string(o.rank) + " " + std::to_string(o.size), deadline);
+  if (s.code() == StatusCode::kPrecondition)
+    return Status::Precondition(who + " refused the connection: " + s.message() +
+                                (s.message() == "wrong key" ? " (HVD_RENDEZVOUS_KEY differs from the job's)" : ""));
   if (!s.ok()) return Status(s.code(), who + " did not answer: " + s.message());
-  if (answer != "OK") return Status::Precondition(who + " refused the connection: " + answer);
   return Status::OK();
 }
 
-// Reads one "HVDT" greeting; *rank gets the peer's rank or an ERR line is answered.
-Status greet(const TcpOptions& o, tcp::Fd& c, double deadline, const std::vector<tcp::Fd>& fds, int* rank) {
-  std::string line, magic, key;
-  int size = 0;
-  HVD_RETURN_IF_ERROR(tcp::read_line(c.get(), &line, deadline));
-  std::istringstream in(line);
-  in >> magic >> *rank >> size >> key;
-  std::string why;
-  if (magic != "HVDT") why = "not an hvd rank";
-  else if (key != o.key) why = "wrong key (HVD_RENDEZVOUS_KEY differs from the job's)";
-  else if (size != o.size) why = "world size " + std::to_string(size) + ", this rank's is " + std::to_string(o.size);
-  else if (*rank <= o.rank || *rank >= o.size || fds[static_cast<size_t>(*rank)].valid())
-    why = "unexpected rank " + std::to_string(*rank);
-  const std::string answer = why.empty() ? "OK\n" : "ERR " + why + "\n";
-  (void)tcp::write_all(c.get(), answer.data(), answer.size());
-  return why.empty() ? Status::OK() : Status::Precondition(why);
-}
-
-// Accepts the ranks above this one. A stranger (wrong key) is turned away and waited past.
+// Accepts the ranks above this one. A connection that does not prove the key, or claims a
+// wrong size or rank, is turned away (logged) and waited past.
 Status accept_peers(const TcpOptions& o, const tcp::Fd& listener, double deadline, std::vector<tcp::Fd>* fds) {
+  tcp::AuthGate gate(listener, o.key, "peer", "hvd rank " + std::to_string(o.rank));
+  auto admit = [&](const std::string& claim, std::string* why) {
+    std::istringstream in(claim);
+    int rank = -1, size = 0;
+    if (!(in >> rank >> size)) *why = "not an hvd rank";
+    else if (size != o.size) *why = "world size " + std::to_string(size) + ", this rank's is " + std::to_string(o.size);
+    else if (rank <= o.rank || rank >= o.size || (*fds)[static_cast<size_t>(rank)].valid())
+      *why = "unexpected rank " + std::to_string(rank);
+    return why->empty();
+  };
   int left = o.size - 1 - o.rank;
   while (left > 0) {
     tcp::Fd c;
-    Status s = tcp::accept_until(listener, deadline, &c);
+    std::string claim;
+    Status s = gate.next(deadline, admit, &c, &claim);
     if (s.code() == StatusCode::kTimeout) {
       std::string list;
       for (int q = o.rank + 1; q < o.size; ++q)
@@ -100,9 +98,7 @@ Status accept_peers(const TcpOptions& o, const tcp::Fd& listener, double deadlin
                              timeout_text(o));
     }
     HVD_RETURN_IF_ERROR(s);
-    int r = -1;
-    if (!greet(o, c, deadline, *fds, &r).ok()) continue;
-    (*fds)[static_cast<size_t>(r)] = std::move(c);
+    (*fds)[static_cast<size_t>(std::stoi(claim))] = std::move(c);
     --left;
   }
   return Status::OK();
@@ -140,13 +136,15 @@ Status check(const TcpOptions& o) {
 Status make_tcp_world_transport(const TcpOptions& opts, std::unique_ptr<Transport>* out) {
   HVD_RETURN_IF_ERROR(check(opts));
   const double deadline = tcp::now_s() + opts.start_timeout_s;
-  int port = 0;
-  tcp::Fd listener;
-  HVD_RETURN_IF_ERROR(tcp::listen_on(&port, &listener));
-  std::unique_ptr<tcp::RendezvousClient> rv;
-  HVD_RETURN_IF_ERROR(tcp::RendezvousClient::connect(opts.rendezvous_addr, opts.rendezvous_port, opts.key, deadline, &rv));
   const std::string host = opts.hostname.empty() ? tcp::host_name() : opts.hostname;
   const std::string addr = opts.advertise_addr.empty() ? host : opts.advertise_addr;
+  int port = 0;
+  tcp::Fd listener;
+  Status ls = tcp::listen_on(addr, &port, &listener);
+  if (!ls.ok())
+    return Status(ls.code(), ls.message() + " (the address this rank advertises: set HVD_TCP_ADDR to one of its own)");
+  std::unique_ptr<tcp::RendezvousClient> rv;
+  HVD_RETURN_IF_ERROR(tcp::RendezvousClient::connect(opts.rendezvous_addr, opts.rendezvous_port, opts.key, deadline, &rv));
   HVD_RETURN_IF_ERROR(rv->set(opts.scope + "/rank/" + std::to_string(opts.rank), addr + " " + std::to_string(port) + " " + host));
   std::vector<PeerAddr> peers;
   HVD_RETURN_IF_ERROR(gather_addresses(*rv, opts, deadline, &peers));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "hvd/status.h"
 #include "hvd/transport.h"
@@ -45,14 +46,21 @@ Status make_tcp_world_transport(const TcpOptions& opts, std::unique_ptr<Transpor
 /// The rendezvous: a key-value server over TCP, protocol in backends/tcp/rendezvous.cc.
 class RendezvousServer {
  public:
-  /// Listens on `port` (0: any free port) of every interface; clients must present `key`.
-  static Status start(const std::string& key, int port, std::unique_ptr<RendezvousServer>* out);
+  /// Listens on `port` (0: any free port) of the interface with address `bind_addr` (the
+  /// address the ranks are given, never every interface); clients must prove they know
+  /// `key` (challenge-response; the key itself never crosses the wire).
+  static Status start(const std::string& key, int port, std::unique_ptr<RendezvousServer>* out,
+                      const std::string& bind_addr = "127.0.0.1");
   virtual ~RendezvousServer() = default;
   /// The port it listens on.
   virtual int port() const = 0;
   /// Stores `value` under `name` from this process (hvdrun's elastic driver publishes
   /// generations this way).
   virtual void put(const std::string& name, const std::string& value) = 0;
+  /// Reads `name` from this process; false when it is not set.
+  virtual bool get(const std::string& name, std::string* value) const = 0;
+  /// The names set that start with `prefix`, in order.
+  virtual std::vector<std::string> names_under(const std::string& prefix) const = 0;
 };
 
 /// Elastic mode (hvdrun --host-discovery-script): the world comes from the rendezvous's
