@@ -695,6 +695,12 @@ void read_point(const json& doc, ScenarioPoint* o) {
   if (doc.contains("runtime")) read_runtime(doc["runtime"], o);
   if (doc.contains("simulation")) read_simulation(doc["simulation"], o);
   read_np(doc, o);
+  // hsdp's groups are whole: a group of shard_size ranks (fewer when the run has fewer).
+  const WorkloadSpec& w = o->workload;
+  for (int n : o->np)
+    if (w.sharding == replay::Sharding::kHsdp && n % std::min(n, w.shard_size) != 0)
+      throw ScenarioError("workload.shard_size", std::to_string(w.shard_size) + " does not divide a run of " +
+                                                     std::to_string(n) + " ranks (sweep.np) into whole shard groups");
 }
 
 }  // namespace hvd::sim

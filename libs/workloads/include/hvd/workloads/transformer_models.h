@@ -34,7 +34,7 @@ int llm_max_seq(std::string_view name);
 /// Language model `name` (one of llm_names()) at sequence length `seq` (0: its pre-training
 /// length, 8192 for Llama 3, 2048 for GPT-3), reference batch one sequence: every parameter
 /// tensor (Llama 3 8B 8,030,261,248 in 291 tensors; 70B 70,553,706,496 in 723; GPT-3
-/// 174,604,259,328 in 1,155), one layer per decoder block plus embedding, final norm and head.
+/// 174,604,259,328 in 1,156), one layer per decoder block plus embedding, final norm and head.
 ModelTrace llm_trace(std::string_view name, int seq = 0);
 
 }  // namespace hvd::workloads
