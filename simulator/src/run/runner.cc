@@ -288,6 +288,12 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   HVD_RETURN_IF_ERROR(rank_timings(pt, *trace, np, &timings));
   WorldOptions wo = world_options(pt, np);
   wo.with_data = opts.with_data || pt.with_data;
+  // A sharded job on NCCL gathers and reduce-scatters on NCCL too, as Horovod does under
+  // HOROVOD_GPU_OPERATIONS=NCCL (the runtime's "auto" picks NCCL for the allreduce only).
+  if (pt.workload.sharding != replay::Sharding::kNone && pt.nccl.enabled) {
+    if (wo.config.allgather_algorithm == "auto") wo.config.allgather_algorithm = "native";
+    if (wo.config.reducescatter_algorithm == "auto") wo.config.reducescatter_algorithm = "native";
+  }
   // The files of a run: its label, and with several seeds the seed it ran ("seed=1").
   const std::string files = pt.seeds <= 1 ? pt.label
                                           : pt.label + (pt.label.empty() ? "" : ",") + "seed=" +
