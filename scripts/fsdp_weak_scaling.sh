@@ -2,7 +2,8 @@
 # Predicted weak scaling of sharded Llama-3 training: one 8,192-token sequence a GPU, bf16,
 # 8 to 128 GPUs, on DGX H100 and DGX B200 pods (NCCL), for each sharding mode. Prints one
 # line per run: scenario, model, mode, np, tokens/s per GPU, scaling efficiency, step and
-# exposed communication.
+# exposed communication. The runtime runs event driven (cycle_time_ms 0): PyTorch calls NCCL
+# as each unit needs it, with no negotiation cycle.
 #
 #   scripts/fsdp_weak_scaling.sh HVDSIM [MODELS] [MODES]
 #   e.g. scripts/fsdp_weak_scaling.sh build/simulator/hvdsim "llama3-8b llama3-70b" "fsdp hsdp none"
@@ -17,7 +18,7 @@ for scenario in dgx_h100 dgx_b200; do
     for mode in $modes; do
       "$hvdsim" "scenarios/$scenario.json" -q --set cluster.nodes=16 --set 'sweep.np=[8,16,32,64,128]' \
         --set "workload.models=[\"$model\"]" --set workload.precision=bf16 --set workload.seq_len=8192 \
-        --set workload.batch_size=1 --set workload.sharding="$mode" --report "$tmp/r.json" > /dev/null
+        --set workload.batch_size=1 --set workload.sharding="$mode" --set runtime.cycle_time_ms=0 --report "$tmp/r.json" > /dev/null
       python3 - "$tmp/r.json" "$scenario" "$model" "$mode" <<'PY'
 import json, sys
 rep, sc, model, mode = sys.argv[1:]
