@@ -1,5 +1,7 @@
 #include "hvd/replay/training_step.h"
 
+#include "step_internal.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -176,7 +178,9 @@ Status run_step(Runtime& rt, Platform& p, const workloads::StepPlan& plan, Gradi
   return Status::OK();
 }
 
-void summarise(const workloads::StepPlan& plan, int accumulation_steps, ReplayResult* out) {
+}  // namespace
+
+void summarise_steps(const workloads::StepPlan& plan, int accumulation_steps, ReplayResult* out) {
   const double samples = static_cast<double>(plan.batch) * accumulation_steps;  // per step
   const double n = static_cast<double>(out->steps.size());
   StepSample& m = out->mean;
@@ -196,8 +200,6 @@ void summarise(const workloads::StepPlan& plan, int accumulation_steps, ReplayRe
     out->samples_per_sec_ci95 = t_quantile_975(rates.size() - 1) * std::sqrt(var / n);
   }
 }
-
-}  // namespace
 
 double t_quantile_975(size_t dof) {
   static const double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
@@ -221,6 +223,7 @@ StepTiming timing_of(const workloads::StepPlan& plan) {
 Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan,
                        const ReplayOptions& o, ReplayResult* out) {
   if (o.steps <= 0) return Status::InvalidArgument("replay needs at least one measured step");
+  if (o.sharding.mode != Sharding::kNone) return replay_sharded(rt, p, plan, o, out);
   if (o.timing && o.timing->ready_s.size() != plan.tensors.size())
     return Status::InvalidArgument("replay: the rank's timing has " + std::to_string(o.timing->ready_s.size()) +
                                    " tensor times for a plan of " + std::to_string(plan.tensors.size()) + " tensors");
@@ -257,7 +260,7 @@ Status replay_training(Runtime& rt, Platform& p, const workloads::StepPlan& plan
     Tensor first = g.tensor(plan, 0);
     HVD_RETURN_IF_ERROR(rt.broadcast("ensemble.result", first, 0));
   }
-  summarise(plan, std::max(1, o.accumulation_steps), out);
+  summarise_steps(plan, std::max(1, o.accumulation_steps), out);
   return Status::OK();
 }
 

@@ -41,6 +41,11 @@ nlohmann::json to_json(const RunRecord& r) {
     j["scaling_efficiency_lo"] = r.scaling_efficiency_lo;
     j["scaling_efficiency_hi"] = r.scaling_efficiency_hi;
   }
+  if (r.seq_len > 0) {  // sequence workloads that name their length (before: not written)
+    j["seq_len"] = r.seq_len;
+    j["tokens_per_sec"] = r.tokens_per_sec;
+    j["sharding"] = r.sharding;
+  }
   nlohmann::json cs = nlohmann::json::array();
   for (const auto& c : r.collectives)
     cs.push_back({{"op", c.op},
@@ -185,6 +190,9 @@ RunRecord run_from_json(const nlohmann::json& j, const std::string& path, Record
   read_field(j, path, "images_per_sec_hi", &run.images_per_sec_hi, false);
   read_field(j, path, "scaling_efficiency_lo", &run.scaling_efficiency_lo, false);
   read_field(j, path, "scaling_efficiency_hi", &run.scaling_efficiency_hi, false);
+  read_field(j, path, "seq_len", &run.seq_len, false);
+  read_field(j, path, "tokens_per_sec", &run.tokens_per_sec, false);
+  read_field(j, path, "sharding", &run.sharding, false);
   if (parts == RecordParts::kAll) {
     read_knobs(j, path, &run.knobs);
     read_collectives(j, path, &run.collectives);

@@ -18,14 +18,18 @@ struct Builtin {
 };
 
 const std::vector<Builtin>& builtins() {
-  static const std::vector<Builtin> list = {
+  static const std::vector<Builtin> list = [] {
+    std::vector<Builtin> l = {
       {"resnet50", [](int) { return resnet50_trace(); }},
       {"resnet101", [](int) { return resnet101_trace(); }},
       {"vgg16", [](int) { return vgg16_trace(); }},
       {"inception3", [](int) { return inception3_trace(); }},
       {"bert-large", [](int s) { return s > 0 ? bert_large_trace(s) : bert_large_trace(); }, kBertMaxSeq},
       {"gpt2-xl", [](int s) { return s > 0 ? gpt2_xl_trace(s) : gpt2_xl_trace(); }, kGpt2MaxSeq},
-  };
+    };
+    for (const std::string& n : llm_names()) l.push_back({n.c_str(), [n](int s) { return llm_trace(n, s); }, llm_max_seq(n)});
+    return l;
+  }();
   return list;
 }
 

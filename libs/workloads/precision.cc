@@ -61,7 +61,17 @@ std::vector<RelativeSpeed> build_relative() {
   const std::string h200 =
       "NVIDIA H200 datasheet: the H100 SXM5's dense peaks (67 FP32, 989 FP16/BF16 TFLOPS); its "
       "faster memory is not credited (no measurement)";
+  // Blackwell: nothing measured with the same code. Its dense FP16/BF16 tensor peak over the
+  // H100 SXM5's (989.4 TFLOPS), for CNNs and transformers alike: an assumption, not a fit.
+  const std::string blackwell =
+      "not measured: the dense FP16/BF16 tensor peak over the H100 SXM5's 989.4 TFLOPS (gpu_catalog.h: "
+      "HGX B200 / GB200 NVL72 datasheets)";
+  const double b200 = 2250.0 / 989.4, gb200 = 2500.0 / 989.4;
   return {
+      {"B200-SXM", P::kFp16, b200, b200, blackwell},
+      {"B200-SXM", P::kBf16, b200, b200, blackwell},
+      {"GB200", P::kFp16, gb200, gb200, blackwell},
+      {"GB200", P::kBf16, gb200, gb200, blackwell},
       {"A100-SXM4-80GB", P::kFp16, 1582.0 / 2616, 152.0 / 301, fp16_tf32},
       {"A100-SXM4-80GB", P::kBf16, 1582.0 / 2616, 152.0 / 301, bf16},
       {"A100-SXM4-80GB", P::kTf32, 1066.0 / 1753, 75.0 / 141, fp16_tf32},
@@ -157,7 +167,7 @@ const std::vector<RelativeSpeed>& relative_speeds() {
 Result<ComputeSpeed> compute_speed(const ModelTrace& trace, std::string_view gpu, Precision p) {
   Result<GpuSpec> g = find_gpu(gpu);
   if (!g) return Error{g.error()};
-  const bool ampere_or_later = g->name[0] == 'A' || g->name[0] == 'H';
+  const bool ampere_or_later = g->name[0] == 'A' || g->name[0] == 'H' || g->name[0] == 'B' || g->name[0] == 'G';
   if ((p == Precision::kTf32 || p == Precision::kBf16) && !ampere_or_later)
     return Error{std::string(precision_name(p)) + " needs an Ampere or later GPU; " + g->name + " has none"};
   double ratio = 1;

@@ -2,6 +2,7 @@
 #include "hvd/workloads/step_plan.h"
 
 #include <cmath>
+#include <string>
 
 #include "hvd/workloads/gpu_catalog.h"
 
@@ -37,11 +38,21 @@ Result<StepPlan> make_step_plan(const ModelTrace& trace, double compute_scale, i
     elapsed += out.bwd_s;
     out.bwd_end_s = elapsed;
   }
+  // Tensors of one layer are listed together: look a layer up only when the name changes.
+  std::string last_name;
+  int last_index = -1;
+  auto layer_of = [&](const std::string& name) {
+    if (name != last_name) {
+      last_name = name;
+      last_index = trace.layer_index(name);
+    }
+    return last_index;
+  };
   for (std::size_t i = 0; i < trace.tensors.size(); ++i) {
     const TensorSpec& t = trace.tensors[i];
     const std::string dtype = gradient_dtype(precision, t.dtype);
     plan.tensors.push_back(TensorReady{i, t.name, t.elements, t.elements * dtype_size(dtype), dtype,
-                                       t.ready_s * plan.time_scale});
+                                       t.ready_s * plan.time_scale, layer_of(t.layer)});
   }
   return plan;
 }

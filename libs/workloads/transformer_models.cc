@@ -1,4 +1,5 @@
-// BERT-Large and GPT-2 XL traces: Hugging Face parameter tensors, analytic compute model.
+// BERT-Large, GPT-2 XL, Llama-3 8B/70B and GPT-3 175B traces: Hugging Face parameter
+// tensors, analytic compute model.
 //
 // Compute model (per sequence of S tokens, forward): every matmul weight W (in x out) costs
 // 2*S*in*out FLOPs; self-attention adds 2*2*S^2*d per layer (Q.K^T and attention.V, full
@@ -7,7 +8,9 @@
 // kTransformerAchievedFraction of the reference GPU's peak FP32.
 #include "hvd/workloads/transformer_models.h"
 
+#include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "hvd/workloads/gpu_catalog.h"
 
@@ -165,6 +168,143 @@ ModelTrace gpt2_xl_trace(int seq) {
   ModelTrace t = std::move(b).finish(8);
   t.name = "gpt2-xl";
   t.description = "GPT-2 XL (GPT2LMHeadModel), seq " + std::to_string(seq) + ", 1.56B params";
+  return t;
+}
+
+// ---- Large language models: one table of public configurations, one builder per family ----
+
+namespace {
+
+// A decoder-only language model's configuration, as its public config file states it.
+struct LlmConfig {
+  const char* name;         ///< registry name
+  const char* family;       ///< "llama" (LlamaForCausalLM) or "gpt" (GPT2LMHeadModel layout)
+  std::int64_t vocab;       ///< vocab_size
+  std::int64_t d;           ///< hidden_size / d_model
+  int layers;               ///< num_hidden_layers / n_layers
+  int heads;                ///< num_attention_heads
+  int kv_heads;             ///< num_key_value_heads (grouped-query attention; = heads without)
+  std::int64_t ffn;         ///< intermediate_size / d_ff
+  int max_seq;              ///< max_position_embeddings / n_ctx
+  int default_seq;          ///< the pre-training length
+  const char* source;       ///< where the numbers come from
+};
+
+// Llama 3: Hugging Face meta-llama/Meta-Llama-3-8B and Meta-Llama-3-70B config.json
+// (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+// num_key_value_heads, vocab_size 128256, max_position_embeddings 8192, untied lm_head) and
+// "The Llama 3 Herd of Models" (arXiv:2407.21783, Table 3; pre-trained at 8,192 tokens).
+// GPT-3 175B: Brown et al., "Language Models are Few-Shot Learners" (arXiv:2005.14165,
+// Table 2.1: 96 layers, d_model 12288, 96 heads of 128, context 2048; GPT-2's vocabulary of
+// 50257 and layout, d_ff = 4 d_model).
+constexpr LlmConfig kLlms[] = {
+    {"llama3-8b", "llama", 128256, 4096, 32, 32, 8, 14336, kLlama3MaxSeq, 8192,
+     "Hugging Face meta-llama/Meta-Llama-3-8B config.json; Llama 3 Herd of Models (arXiv:2407.21783) Table 3"},
+    {"llama3-70b", "llama", 128256, 8192, 80, 64, 8, 28672, kLlama3MaxSeq, 8192,
+     "Hugging Face meta-llama/Meta-Llama-3-70B config.json; Llama 3 Herd of Models (arXiv:2407.21783) Table 3"},
+    {"gpt3-175b", "gpt", 50257, 12288, 96, 96, 96, 4 * 12288, kGpt3MaxSeq, 2048,
+     "Brown et al. 2020, Language Models are Few-Shot Learners (arXiv:2005.14165) Table 2.1; GPT-2 layout"},
+};
+
+const LlmConfig& llm_config(std::string_view name) {
+  for (const LlmConfig& c : kLlms)
+    if (name == c.name) return c;
+  return kLlms[0];
+}
+
+// LlamaForCausalLM: RMSNorm (weight only), no biases, grouped-query attention, SwiGLU MLP
+// (gate, up, down), rotary positions (no tensor), lm_head untied.
+void llama_blocks(TransformerBuilder& b, const LlmConfig& c) {
+  const std::int64_t d = c.d, kv = d / c.heads * c.kv_heads;
+  const double s = b.seq();
+  b.layer("model.embed_tokens", "embedding");
+  b.param("model.embed_tokens.weight", {c.vocab, d});
+  for (int i = 0; i < c.layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i);
+    b.layer(p, "transformer_block");
+    b.param(p + ".self_attn.q_proj.weight", {d, d});
+    b.param(p + ".self_attn.k_proj.weight", {kv, d});
+    b.param(p + ".self_attn.v_proj.weight", {kv, d});
+    b.param(p + ".self_attn.o_proj.weight", {d, d});
+    b.matmul(s, d, d + 2 * kv);
+    b.attention(static_cast<double>(d));
+    b.matmul(s, d, d);
+    b.param(p + ".mlp.gate_proj.weight", {c.ffn, d});
+    b.param(p + ".mlp.up_proj.weight", {c.ffn, d});
+    b.param(p + ".mlp.down_proj.weight", {d, c.ffn});
+    b.matmul(s, d, 2 * c.ffn);
+    b.matmul(s, c.ffn, d);
+    b.param(p + ".input_layernorm.weight", {d});
+    b.param(p + ".post_attention_layernorm.weight", {d});
+  }
+  b.layer("model.norm", "layer_norm");
+  b.param("model.norm.weight", {d});
+  b.layer("lm_head", "head");
+  b.param("lm_head.weight", {c.vocab, d});
+  b.matmul(s, d, c.vocab);
+}
+
+// GPT-2's layout (GPT2LMHeadModel: learned positions, LayerNorm and biases, Conv1D weights
+// [in, out], lm_head tied to wte) at GPT-3's sizes. GPT-3's alternating locally banded
+// attention is counted dense.
+void gpt_blocks(TransformerBuilder& b, const LlmConfig& c) {
+  const std::int64_t d = c.d;
+  const double s = b.seq();
+  b.layer("transformer.embeddings", "embedding");
+  b.param("transformer.wte.weight", {c.vocab, d});
+  b.param("transformer.wpe.weight", {c.max_seq, d});
+  for (int i = 0; i < c.layers; ++i) {
+    const std::string p = "transformer.h." + std::to_string(i);
+    b.layer(p, "transformer_block");
+    layer_norm(b, p + ".ln_1", d);
+    b.param(p + ".attn.c_attn.weight", {d, 3 * d});
+    b.param(p + ".attn.c_attn.bias", {3 * d});
+    b.matmul(s, d, 3 * d);
+    b.attention(static_cast<double>(d));
+    b.param(p + ".attn.c_proj.weight", {d, d});
+    b.param(p + ".attn.c_proj.bias", {d});
+    b.matmul(s, d, d);
+    layer_norm(b, p + ".ln_2", d);
+    b.param(p + ".mlp.c_fc.weight", {d, c.ffn});
+    b.param(p + ".mlp.c_fc.bias", {c.ffn});
+    b.param(p + ".mlp.c_proj.weight", {c.ffn, d});
+    b.param(p + ".mlp.c_proj.bias", {d});
+    b.matmul(s, d, c.ffn);
+    b.matmul(s, c.ffn, d);
+  }
+  b.layer("transformer.ln_f", "layer_norm");
+  layer_norm(b, "transformer.ln_f", d);
+  b.layer("lm_head", "head");  // tied to wte
+  b.matmul(s, d, c.vocab);
+}
+
+}  // namespace
+
+const std::vector<std::string>& llm_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const LlmConfig& c : kLlms) v.emplace_back(c.name);
+    return v;
+  }();
+  return names;
+}
+
+int llm_max_seq(std::string_view name) { return llm_config(name).max_seq; }
+
+ModelTrace llm_trace(std::string_view name, int seq) {
+  const LlmConfig& c = llm_config(name);
+  if (seq <= 0) seq = c.default_seq;
+  TransformerBuilder b(seq);
+  if (std::string_view(c.family) == "llama") llama_blocks(b, c);
+  else gpt_blocks(b, c);
+  ModelTrace t = std::move(b).finish(1);
+  t.name = c.name;
+  char params[32];
+  std::snprintf(params, sizeof params, "%.1fB", static_cast<double>(t.params) / 1e9);
+  t.description = std::string(c.name) + " (" + c.family + " layout, " + std::to_string(c.layers) + " layers, d " +
+                  std::to_string(c.d) + ", " + std::to_string(c.heads) + "/" + std::to_string(c.kv_heads) +
+                  " heads, FFN " + std::to_string(c.ffn) + ", vocab " + std::to_string(c.vocab) + "), seq " +
+                  std::to_string(seq) + ", " + params + " params; " + c.source;
   return t;
 }
 

@@ -412,10 +412,36 @@ std::string known_model(const std::string& why) {
 // The longest step (compute of the slowest GPU plus the optimizer) a scenario may describe.
 constexpr double kMaxStepSeconds = 86400;
 
+// workload.sharding and what goes with it: hsdp's shard group, the dtypes on the wire.
+void read_sharding(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
+  const std::string path = "workload";
+  w->sharding = *replay::parse_sharding(
+      get_string(j, path, "sharding", replay::sharding_name(w->sharding), {"none", "zero1", "zero2", "fsdp", "hsdp"}));
+  w->shard_size = get_int(j, path, "shard_size", w->shard_size, 1, 1 << 20);
+  if (j.contains("shard_size") && w->sharding != replay::Sharding::kHsdp)
+    fail("workload.shard_size", j["shard_size"], "allowed without workload.sharding \"hsdp\" (it sizes hsdp's shard groups)");
+  if (w->sharding == replay::Sharding::kHsdp && w->shard_size == 0) {
+    if (c.intra.type != "nvlink")
+      throw ScenarioError("workload.sharding",
+                          "\"hsdp\" needs a domain to shard in: an NVLink domain (cluster.intra_node.type \"nvlink\", "
+                          "cluster.nvlink_domain_nodes) or workload.shard_size");
+    w->shard_size = c.nvlink_domain_nodes * c.gpus_per_node;
+  }
+  for (const char* key : {"param_dtype", "grad_dtype"}) {
+    std::string& d = std::string(key) == "param_dtype" ? w->param_dtype : w->grad_dtype;
+    d = get_string(j, path, key, d, {"fp32", "bf16", "fp16", "fp8"});
+    if (j.contains(key) && w->sharding == replay::Sharding::kNone)
+      fail("workload." + std::string(key), j[key],
+           "allowed with workload.sharding \"none\" (a sharded workload's dtypes on the wire; \"none\" sends the "
+           "precision's gradients)");
+  }
+}
+
 void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
   const std::string path = "workload";
   only_keys(j, path, {"models", "model", "trace", "batch_size", "steps", "warmup_steps", "optimizer_time", "max_tuning_steps",
-                      "accumulation_steps", "allreduce_post_accumulation", "optimizer", "precision", "seq_len"});
+                      "accumulation_steps", "allreduce_post_accumulation", "optimizer", "precision", "seq_len",
+                      "sharding", "shard_size", "param_dtype", "grad_dtype"});
   w->models.clear();
   if (j.contains("model") && j.contains("models"))  // which one was meant?
     fail("workload.model", j["model"], "allowed beside workload.models (give one of the two)");
@@ -445,7 +471,9 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
       get_string(j, path, "optimizer", workloads::optimizer_name(w->optimizer), {"sgd", "momentum", "adam", "lamb"}));
   w->precision = *workloads::parse_precision(
       get_string(j, path, "precision", workloads::precision_name(w->precision), {"fp32", "tf32", "fp16", "bf16"}));
-  w->seq_len = get_int(j, path, "seq_len", w->seq_len, 0, 1 << 20);
+  // Written, a length is one (0 used to mean the model's own: leave the key out for that).
+  w->seq_len = get_int(j, path, "seq_len", w->seq_len, j.contains("seq_len") ? 1 : 0, 1 << 20);
+  read_sharding(j, c, w);
   // The slowest GPU: the slowest straggler, and cluster.gpu_speed_cv's draws (clamped at
   // 3.5 standard deviations, ClusterSpec::gpu_slowdown).
   double slowest = 1 + 3.5 * std::max(0.0, c.gpu_speed_cv);
@@ -667,6 +695,12 @@ void read_point(const json& doc, ScenarioPoint* o) {
   if (doc.contains("runtime")) read_runtime(doc["runtime"], o);
   if (doc.contains("simulation")) read_simulation(doc["simulation"], o);
   read_np(doc, o);
+  // hsdp's groups are whole: a group of shard_size ranks (fewer when the run has fewer).
+  const WorkloadSpec& w = o->workload;
+  for (int n : o->np)
+    if (w.sharding == replay::Sharding::kHsdp && n % std::min(n, w.shard_size) != 0)
+      throw ScenarioError("workload.shard_size", std::to_string(w.shard_size) + " does not divide a run of " +
+                                                     std::to_string(n) + " ranks (sweep.np) into whole shard groups");
 }
 
 }  // namespace hvd::sim

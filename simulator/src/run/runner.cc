@@ -18,6 +18,7 @@
 #include "hvd/workloads/gpu_catalog.h"
 #include "hvd/workloads/model_registry.h"
 #include "hvd/workloads/step_plan.h"
+#include "hvd/workloads/transformer_models.h"
 
 namespace hvd::sim {
 
@@ -75,7 +76,7 @@ std::string job_name(const Scenario& sc, const SweepJob& k) {
 
 // Job-wide figures from every rank's replay.
 void summarise(const std::vector<replay::ReplayResult>& res, const workloads::StepPlan& plan,
-               int accumulation_steps, int np, RunOutcome* out) {
+               int accumulation_steps, int np, int shard_ranks, RunOutcome* out) {
   report::RunRecord& r = out->record;
   const size_t steps = res.empty() ? 0 : res[0].steps.size();
   std::vector<double> rates(steps, 0.0);
@@ -95,15 +96,24 @@ void summarise(const std::vector<replay::ReplayResult>& res, const workloads::St
     r.images_per_sec_ci95 = 1.96 * std::sqrt(var / static_cast<double>(steps));
   }
   r.steps = static_cast<int>(steps);
-  report::CollectiveRecord c;
-  c.op = "allreduce";
-  if (!res.empty()) {
-    c.calls = res[0].allreduce_calls * static_cast<int64_t>(steps);
-    c.bytes = res[0].allreduce_bytes * static_cast<int64_t>(steps);
-    c.time_s = res[0].allreduce_time_s * static_cast<double>(steps);
-  }
-  report::fill_bandwidth(&c, np);
-  if (np > 1) r.collectives.push_back(c);
+  if (res.empty() || np <= 1) return;
+  const replay::ReplayResult& r0 = res[0];
+  const int64_t n = static_cast<int64_t>(steps);
+  // A sharded step's kinds in the order a step first issues them; DDP's one allreduce as before.
+  auto add = [&](const char* op, int64_t calls, int64_t bytes, double time_s, int ranks) {
+    report::CollectiveRecord c;
+    c.op = op;
+    c.calls = calls * n;
+    c.bytes = bytes * n;
+    c.time_s = time_s * static_cast<double>(steps);
+    report::fill_bandwidth(&c, ranks);
+    r.collectives.push_back(c);
+  };
+  if (r0.allgather_calls > 0) add("allgather", r0.allgather_calls, r0.allgather_bytes, r0.allgather_time_s, shard_ranks);
+  if (r0.reducescatter_calls > 0)
+    add("reducescatter", r0.reducescatter_calls, r0.reducescatter_bytes, r0.reducescatter_time_s, shard_ranks);
+  if (r0.allreduce_calls > 0 || (r0.allgather_calls == 0 && r0.reducescatter_calls == 0))
+    add("allreduce", r0.allreduce_calls, r0.allreduce_bytes, r0.allreduce_time_s, shard_ranks < np ? np / shard_ranks : np);
 }
 
 }  // namespace
@@ -158,6 +168,27 @@ Status rank_timings(const ScenarioPoint& pt, const workloads::ModelTrace& trace,
   return Status::OK();
 }
 
+// A dtype name of workload.param_dtype / grad_dtype as the runtime's type (fp8: one byte,
+// carried as uint8: the runtime has no 8-bit float; the bytes are what the wire sees).
+DataType wire_dtype(const std::string& name, workloads::Precision p) {
+  if (name == "fp32") return DataType::kFloat32;
+  if (name == "bf16") return DataType::kBFloat16;
+  if (name == "fp16") return DataType::kFloat16;
+  if (name == "fp8") return DataType::kUInt8;
+  if (p == workloads::Precision::kBf16) return DataType::kBFloat16;
+  if (p == workloads::Precision::kFp16) return DataType::kFloat16;
+  return DataType::kFloat32;
+}
+
+replay::ShardingOptions sharding_options(const ScenarioPoint& pt) {
+  replay::ShardingOptions so;
+  so.mode = pt.workload.sharding;
+  so.shard_size = pt.workload.shard_size;
+  so.param_dtype = wire_dtype(pt.workload.param_dtype, pt.workload.precision);
+  so.grad_dtype = wire_dtype(pt.workload.grad_dtype, pt.workload.precision);
+  return so;
+}
+
 // How every rank replays the run's steps (onto `tl` when there is a timeline).
 Status replay_options(const ScenarioPoint& pt, const workloads::StepPlan& plan, bool with_data, TimelineWriter* tl,
                       replay::ReplayOptions* ro) {
@@ -175,6 +206,7 @@ Status replay_options(const ScenarioPoint& pt, const workloads::StepPlan& plan, 
   ro->timeline = tl;
   ro->time_origin = 0;
   ro->max_tuning_steps = pt.config.autotune ? pt.workload.max_tuning_steps : 0;
+  ro->sharding = sharding_options(pt);
   return Status::OK();
 }
 
@@ -200,8 +232,14 @@ struct Measured {
 };
 
 // The run's record and costs from what it measured.
+bool is_language_model(const std::string& model) {
+  for (const std::string& n : workloads::llm_names())
+    if (n == model) return true;
+  return false;
+}
+
 void record_run(const ScenarioPoint& pt, const std::string& model, int np, const workloads::StepPlan& plan,
-                const Measured& m, std::chrono::steady_clock::time_point wall0, RunOutcome* out) {
+                int trace_seq_len, const Measured& m, std::chrono::steady_clock::time_point wall0, RunOutcome* out) {
   report::RunRecord& r = out->record;
   r.model = model;
   r.np = np;
@@ -210,7 +248,20 @@ void record_run(const ScenarioPoint& pt, const std::string& model, int np, const
   r.label = pt.label;
   r.knobs = shown_knobs(pt);
   if (m.tuned.enabled) report::add_autotune_knobs(m.tuned, m.results[0].tuning_steps, &r.knobs);  // rank 0's view; all agree
-  summarise(m.results, plan, pt.workload.accumulation_steps, np, out);
+  int shard_ranks = np;
+  if (pt.workload.sharding != replay::Sharding::kNone) {
+    replay::ShardingOptions so;
+    so.mode = pt.workload.sharding;
+    so.shard_size = pt.workload.shard_size;
+    if (!replay::resolve_shard_size(so, np, &shard_ranks).ok()) shard_ranks = np;
+  }
+  summarise(m.results, plan, pt.workload.accumulation_steps, np, shard_ranks, out);
+  // Tokens: for a workload that names its sequence length or trains a language model.
+  if (pt.workload.seq_len > 0 || is_language_model(model)) {
+    r.seq_len = trace_seq_len;
+    r.tokens_per_sec = r.images_per_sec * trace_seq_len;
+    r.sharding = replay::sharding_name(pt.workload.sharding);
+  }
   out->simulated_s = m.info.simulated_s;
   const size_t measured = m.results[0].steps.size();
   if (measured > 0 && m.step_ends.size() >= measured) {
@@ -237,6 +288,12 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   HVD_RETURN_IF_ERROR(rank_timings(pt, *trace, np, &timings));
   WorldOptions wo = world_options(pt, np);
   wo.with_data = opts.with_data || pt.with_data;
+  // A sharded job on NCCL gathers and reduce-scatters on NCCL too, as Horovod does under
+  // HOROVOD_GPU_OPERATIONS=NCCL (the runtime's "auto" picks NCCL for the allreduce only).
+  if (pt.workload.sharding != replay::Sharding::kNone && pt.nccl.enabled) {
+    if (wo.config.allgather_algorithm == "auto") wo.config.allgather_algorithm = "native";
+    if (wo.config.reducescatter_algorithm == "auto") wo.config.reducescatter_algorithm = "native";
+  }
   // The files of a run: its label, and with several seeds the seed it ran ("seed=1").
   const std::string files = pt.seeds <= 1 ? pt.label
                                           : pt.label + (pt.label.empty() ? "" : ",") + "seed=" +
@@ -254,6 +311,10 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   m.results.resize(static_cast<size_t>(np));
   std::vector<Status> statuses(static_cast<size_t>(np));
   HVD_RETURN_IF_ERROR(check_nccl_run(pt, np));
+  if (ro.sharding.mode != replay::Sharding::kNone) {
+    int shard = 0;
+    HVD_RETURN_IF_ERROR(replay::resolve_shard_size(ro.sharding, np, &shard));
+  }
   HVD_RETURN_IF_ERROR(simulate(
       wo,
       [&](Runtime& rt, RankSeams& seams) {
@@ -271,7 +332,7 @@ Status simulate_run(const ScenarioPoint& pt, const std::string& model, int np,
   for (const Status& st : statuses)
     if (!st.ok()) return st;
   if (tl) tl->flush();
-  record_run(pt, trace->name, np, *plan, m, wall0, out);
+  record_run(pt, trace->name, np, *plan, trace->seq_len, m, wall0, out);
   return Status::OK();
 }
 
@@ -363,6 +424,7 @@ report::RunRecord fold_seeds(const std::vector<const report::RunRecord*>& seeds)
   double* out[8] = {&r.images_per_sec, &r.images_per_sec_ci95, &r.images_per_sec_single, &r.scaling_efficiency,
                     &r.step_time_s, &r.compute_s, &r.exposed_comm_s, &r.negotiation_s};
   for (int i = 0; i < 8; ++i) *out[i] = sum[i] / k;
+  r.tokens_per_sec = r.images_per_sec * r.seq_len;
   for (size_t c = 0; c < r.collectives.size(); ++c) {
     double t = 0;
     for (const report::RunRecord* s : seeds)

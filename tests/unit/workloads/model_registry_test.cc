@@ -8,7 +8,7 @@ namespace {
 
 TEST(ModelRegistry, ListsBuiltinsWithSizes) {
   const std::vector<ModelInfo> models = list_models();
-  ASSERT_EQ(models.size(), 6u);
+  ASSERT_EQ(models.size(), 9u);  // 4 CNNs, 2 transformers, 3 language models
   EXPECT_EQ(models[1].name, "resnet101");
   EXPECT_EQ(models[1].params, 44551209);
   EXPECT_EQ(models[1].tensors, 314u);
@@ -29,7 +29,7 @@ TEST(ModelRegistry, UnknownNameListsKnownModels) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error(),
             "unknown model 'resnet152'; known models: resnet50, resnet101, vgg16, inception3, "
-            "bert-large, gpt2-xl (or a path to a .json model trace)");
+            "bert-large, gpt2-xl, llama3-8b, llama3-70b, gpt3-175b (or a path to a .json model trace)");
   Result<ModelTrace> missing = find_model("/nonexistent/model.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error(), "/nonexistent/model.json: cannot open trace file");

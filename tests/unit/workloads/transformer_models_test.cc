@@ -88,5 +88,55 @@ TEST(BertLarge, ComputeIsAboutSixTimesParamsTimesTokens) {
   EXPECT_NEAR(step_flops / six_n_t, 1.0, 0.10);
 }
 
+// Llama 3 8B / 70B and GPT-3 175B from their public configurations (docs/models.md): every
+// parameter counted, as the published totals state them.
+TEST(LanguageModels, ParameterCountsOfThePublicConfigs) {
+  struct Case {
+    const char* name;
+    std::int64_t params;
+    std::size_t tensors;
+    int seq;
+  } cases[] = {{"llama3-8b", 8030261248, 291, 8192}, {"llama3-70b", 70553706496, 723, 8192},
+               {"gpt3-175b", 174604259328, 1156, 2048}};
+  for (const Case& c : cases) {
+    const ModelTrace t = llm_trace(c.name);
+    EXPECT_EQ(t.params, c.params) << c.name;
+    EXPECT_EQ(t.total_elements(), c.params) << c.name;
+    EXPECT_EQ(t.tensor_count(), c.tensors) << c.name;
+    EXPECT_EQ(t.seq_len, c.seq) << c.name;
+    EXPECT_EQ(t.sample_unit, "sequences");
+    EXPECT_EQ(t.reference_batch, 1);
+    EXPECT_NE(t.description.find("arXiv"), std::string::npos) << "the source is named: " << t.description;
+  }
+  // One Llama-3 70B block: q/o 8192^2, k/v 8192x1024 (8 KV heads of 128), SwiGLU 3 x 8192 x 28672, two RMSNorms.
+  const ModelTrace t = llm_trace("llama3-70b");
+  std::int64_t block0 = 0;
+  for (const auto& x : t.tensors)
+    if (x.layer == "model.layers.0") block0 += x.elements;
+  EXPECT_EQ(block0, 2 * 8192LL * 8192 + 2 * 8192LL * 1024 + 3 * 8192LL * 28672 + 2 * 8192);
+  EXPECT_EQ(t.layers.size(), 83u);  // embedding, 80 blocks, final norm, lm_head
+}
+
+// Training FLOPs per token: 6 N (N: the matmul weights, lm_head included, the input
+// embedding a lookup) + 12 L S d for attention over the full S x S (Kaplan et al. 2020 2.1,
+// with the attention written out as the dense kernels compute it).
+TEST(LanguageModels, TrainingFlopsAreSixNPlusAttention) {
+  for (const char* name : {"llama3-8b", "llama3-70b"}) {
+    for (int seq : {2048, 8192}) {
+      const ModelTrace t = llm_trace(name, seq);
+      std::int64_t embed = 0;
+      for (const auto& x : t.tensors)
+        if (x.layer == "model.embed_tokens") embed += x.elements;
+      const bool big = std::string(name) == "llama3-70b";
+      const double layers = big ? 80 : 32, d = big ? 8192 : 4096;
+      const double n = static_cast<double>(t.params - embed);  // norms (0.001 %) counted too
+      const double per_token = 3 * t.fwd_flops() / seq;
+      EXPECT_NEAR(per_token / (6 * n + 12 * layers * seq * d), 1.0, 1e-4) << name << " seq " << seq;
+    }
+  }
+  const ModelTrace g = llm_trace("gpt3-175b");  // tied head: 6 N within 1 % beside attention
+  EXPECT_NEAR(3 * g.fwd_flops() / 2048 / (6 * 174604259328.0 + 12 * 96 * 2048 * 12288.0), 1.0, 0.01);
+}
+
 }  // namespace
 }  // namespace hvd::workloads

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hvd/config.h"
+#include "hvd/replay/sharded_step.h"
 #include "hvd/report/report.h"
 #include "hvd/sim/cluster.h"
 #include "hvd/sim/nccl_model.h"
@@ -30,7 +31,11 @@ struct WorkloadSpec {
   bool allreduce_post_accumulation = false;  ///< allreduce after the K-th backward pass, not during it
   workloads::Optimizer optimizer = workloads::Optimizer::kSgd;  ///< update rule (its memory traffic beyond SGD's)
   workloads::Precision precision = workloads::Precision::kFp32;  ///< compute and gradient bytes
-  int seq_len = 0;                  ///< transformer sequence length (0: the model's own)
+  int seq_len = 0;                  ///< transformer sequence length (0: the model's own; written, it must be >= 1)
+  replay::Sharding sharding = replay::Sharding::kNone;  ///< how state is spread (docs/models.md, "Sharding")
+  int shard_size = 0;               ///< hsdp: ranks of a shard group (0: the cluster's NVLink domain)
+  std::string param_dtype;          ///< parameters on the wire ("fp32", "bf16", "fp16", "fp8"; "": the precision's)
+  std::string grad_dtype;           ///< gradients on the wire (same names; "": the precision's)
   int max_tuning_steps = 200;       ///< runtime.autotune: unmeasured steps allowed for tuning
 };
 

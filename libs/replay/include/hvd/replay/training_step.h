@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "hvd/replay/sharded_step.h"
 #include "hvd/runtime.h"
 #include "hvd/timeline.h"
 #include "hvd/workloads/step_plan.h"
@@ -64,6 +65,9 @@ struct ReplayOptions {
   /// cycle hook (Runtime::set_cycle_hook) and this thread sleeps through the backward pass
   /// at once: the same submissions, seen by the same cycles, with far fewer wake-ups.
   bool wake_per_layer = false;
+  /// Sharded data parallelism (sharded_step.h); kNone: the allreduce step above. A sharded
+  /// step runs unit by unit (shard_units) and wakes at every unit.
+  ShardingOptions sharding;
 };
 
 /// Timing of one measured step on this rank.
@@ -84,6 +88,13 @@ struct ReplayResult {
   int64_t allreduce_calls = 0;       ///< tensors allreduced per step
   int64_t allreduce_bytes = 0;       ///< bytes allreduced per step
   double allreduce_time_s = 0;       ///< mean time per step the runtime spent executing them
+                                     ///< (sharded: the allreduce stream's busy time)
+  int64_t allgather_calls = 0;       ///< sharded: parameter allgathers per step
+  int64_t allgather_bytes = 0;       ///< sharded: their bytes per step (gathered buffers)
+  double allgather_time_s = 0;       ///< sharded: mean busy time per step of the allgather stream
+  int64_t reducescatter_calls = 0;   ///< sharded: gradient reduce-scatters per step
+  int64_t reducescatter_bytes = 0;   ///< sharded: their bytes per step (input buffers)
+  double reducescatter_time_s = 0;   ///< sharded: mean busy time per step of the reduce-scatter stream
   int tuning_steps = 0;              ///< unmeasured steps run while the autotuner worked
 };
 

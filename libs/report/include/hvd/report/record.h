@@ -42,6 +42,11 @@ struct RunRecord {
   int steps = 0;                            ///< measured steps
   std::map<std::string, std::string> knobs; ///< effective knobs worth showing
   std::vector<CollectiveRecord> collectives;///< per collective kind
+  /// Sequence workloads that name their length, and the language models: tokens per
+  /// sequence, images_per_sec x seq_len, and workload.sharding. seq_len 0: not written.
+  int seq_len = 0;
+  double tokens_per_sec = 0;
+  std::string sharding;
   /// hvdsim --seeds K (K > 1): the figures above are means over K draws of the random
   /// parameters (GPU speeds), and these their range. K = 1: not written.
   int seeds = 1;

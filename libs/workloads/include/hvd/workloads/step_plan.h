@@ -29,6 +29,7 @@ struct TensorReady {
   std::int64_t bytes = 0;     ///< elements x dtype size
   std::string dtype;          ///< element type
   double ready_s = 0;         ///< offset into backward when it is ready
+  int layer = -1;             ///< index in StepPlan::layers of the layer it belongs to (-1: none)
 };
 
 /// A training step scaled to a GPU and batch size.
