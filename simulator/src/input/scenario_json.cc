@@ -471,7 +471,7 @@ void read_workload(const json& j, const ClusterSpec& c, WorkloadSpec* w) {
       get_string(j, path, "optimizer", workloads::optimizer_name(w->optimizer), {"sgd", "momentum", "adam", "lamb"}));
   w->precision = *workloads::parse_precision(
       get_string(j, path, "precision", workloads::precision_name(w->precision), {"fp32", "tf32", "fp16", "bf16"}));
-  // Written, a length is one (0 used to mean the model's own: leave the key out for that).
+  // Written, a length is at least one; the model's own length is the key left out.
   w->seq_len = get_int(j, path, "seq_len", w->seq_len, j.contains("seq_len") ? 1 : 0, 1 << 20);
   read_sharding(j, c, w);
   // The slowest GPU: the slowest straggler, and cluster.gpu_speed_cv's draws (clamped at
