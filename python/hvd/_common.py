@@ -298,3 +298,53 @@ def record_trace_from_env(record_trace, active):
                      warmup=_env_int("HVD_RECORD_TRACE_WARMUP", 3),
                      batch_size=_env_int("HVD_RECORD_TRACE_BATCH", 1),
                      reference_gpu=os.environ.get("HVD_RECORD_TRACE_GPU", "P100"))
+
+
+def model_trace(samples, tensors, *, recorder, name, warmup, rank_count, sample_unit, reference_gpu,
+                batch_size, note=""):
+    """The hvd-model-trace document (docs/formats.md, "no layers" form) of recorded steps, as
+    both bindings' recorders write it. ``samples``: one dict a step with ``step_s``,
+    ``bwd_s``, ``sync_s`` (the wait for communication) and ``ready`` ({tensor: seconds after
+    backward started}); ``tensors``: {tensor: (trace name, elements, dtype, shape)} in the
+    order first seen. Medians over the steps; fwd_s is the step less backward and the wait."""
+    import socket
+    import statistics
+    med = statistics.median
+    step_s = med(s["step_s"] for s in samples)
+    bwd_s = med(s["bwd_s"] for s in samples)
+    sync_s = med(s["sync_s"] for s in samples)
+    fwd_s = max(0.0, med(s["step_s"] - s["bwd_s"] - s["sync_s"] for s in samples))
+    order = list(tensors)
+    ready = {n: min(bwd_s, med(s["ready"][n] for s in samples if n in s["ready"]))
+             for n in order if any(n in s["ready"] for s in samples)}
+    out = []
+    for n in sorted(ready, key=lambda n: (ready[n], order.index(n))):
+        trace_name, elements, dtype, shape = tensors[n]
+        t = {"name": trace_name, "elements": elements, "dtype": dtype, "ready_s": round(ready[n], 9)}
+        if shape:
+            t["shape"] = shape
+        out.append(t)
+    return {
+        "format": "hvd-model-trace", "version": 1,
+        "name": name,
+        "description": (f"recorded by {recorder} on {socket.gethostname()} at np {rank_count}: "
+                        f"median of {len(samples)} steps after {warmup} warm-up; "
+                        f"measured step {step_s:.6f} s, of which {sync_s:.6f} s waiting for "
+                        f"communication{note}"),
+        "sample_unit": sample_unit,
+        "reference_gpu": reference_gpu,
+        "reference_batch": int(batch_size),
+        "reference_source": f"measured ({recorder}.record_trace); times are this machine's",
+        "fwd_s": round(fwd_s, 9), "bwd_s": round(bwd_s, 9),
+        "tensors": out,
+    }
+
+
+def write_json(path, doc):
+    """Writes ``doc`` to ``path`` whole or not at all (a temporary file, then a rename)."""
+    import json
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)

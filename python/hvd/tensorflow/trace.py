@@ -23,10 +23,7 @@ gradient (the last layer's) is counted in fwd_s: no op marks the start of backwa
 graph. Gradients that travel as allgathers (tf.IndexedSlices without sparse_as_dense) are
 not allreduces: they are left out, and the trace's description says how many.
 """
-import json
 import os
-import socket
-import statistics
 
 from hvd import _common, _core
 
@@ -130,7 +127,6 @@ class _Recorder:
 
     def document(self, steps, rank_count):
         """The trace of ``steps`` (each followed by the next one's start)."""
-        med = statistics.median
         samples = []
         for cur, nxt in zip(steps, steps[1:]):
             start = min(e[0] for e in cur.values())
@@ -143,38 +139,17 @@ class _Recorder:
         samples = samples[self.warmup:self.warmup + self.steps]
         if not samples:
             return None
-        first = steps[0]
-        step_s = med(s["step_s"] for s in samples)
-        bwd_s = med(s["bwd_s"] for s in samples)
-        sync_s = med(s["sync_s"] for s in samples)
-        fwd_s = max(0.0, med(s["step_s"] - s["bwd_s"] - s["sync_s"] for s in samples))
-        names = [v for v in first if all(v in s["ready"] for s in samples)]
-        ready = {v: min(bwd_s, med(s["ready"][v] for s in samples)) for v in names}
-        tensors = []
-        for v in sorted(names, key=lambda v: (ready[v], names.index(v))):
-            _, _, dtype, shape = first[v]
+        tensors = {}
+        for v, (_, _, dtype, shape) in steps[0].items():
             elements = 1
             for d in shape:
                 elements *= d
-            t = {"name": f"allreduce.{v}", "elements": elements, "dtype": dtype, "ready_s": round(ready[v], 9)}
-            if shape:
-                t["shape"] = shape
-            tensors.append(t)
+            tensors[v] = (f"allreduce.{v}", elements, dtype, shape)
         left_out = (f"; {len(_sparse)} gradient(s) allgathered as tf.IndexedSlices left out "
                     f"({', '.join(sorted(_sparse))})" if _sparse else "")
-        return {
-            "format": "hvd-model-trace", "version": 1,
-            "name": self.name,
-            "description": (f"recorded by hvd.tensorflow on {socket.gethostname()} at np {rank_count}: "
-                            f"median of {len(samples)} steps after {self.warmup} warm-up; measured step "
-                            f"{step_s:.6f} s, of which {sync_s:.6f} s waiting for communication{left_out}"),
-            "sample_unit": self.sample_unit,
-            "reference_gpu": self.reference_gpu,
-            "reference_batch": int(self.batch_size),
-            "reference_source": "measured (hvd.tensorflow.record_trace); times are this machine's",
-            "fwd_s": round(fwd_s, 9), "bwd_s": round(bwd_s, 9),
-            "tensors": tensors,
-        }
+        return _common.model_trace(samples, tensors, recorder="hvd.tensorflow", name=self.name,
+                                   warmup=self.warmup, rank_count=rank_count, sample_unit=self.sample_unit,
+                                   reference_gpu=self.reference_gpu, batch_size=self.batch_size, note=left_out)
 
     def finish(self):
         """Ends the recording and writes the trace (rank 0; nothing when fewer than warmup + 1
@@ -192,11 +167,7 @@ class _Recorder:
         doc = self.document(_steps(events), _core.size() if up else 1)
         if doc is None:
             return None
-        tmp = self.path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, self.path)
+        _common.write_json(self.path, doc)
         return self.path
 
 

@@ -13,10 +13,7 @@ are recorded) gives per-step medians, in the trace's "no layers" form:
 
 so that replaying it on one rank gives the measured step time again.
 """
-import json
 import os
-import socket
-import statistics
 import time
 
 import torch
@@ -79,34 +76,10 @@ class _Recorder:
             self.finish()
 
     def document(self, rank_count):
-        med = statistics.median
-        step_s = med(s["step_s"] for s in self.samples)
-        bwd_s = med(s["bwd_s"] for s in self.samples)
-        sync_s = med(s["sync_s"] for s in self.samples)
-        fwd_s = max(0.0, med(s["step_s"] - s["bwd_s"] - s["sync_s"] for s in self.samples))
-        ready = {n: min(bwd_s, med(s["ready"][n] for s in self.samples if n in s["ready"]))
-                 for n in self.tensors if any(n in s["ready"] for s in self.samples)}
-        tensors = []
-        for n in sorted(ready, key=lambda n: (ready[n], list(self.tensors).index(n))):
-            elements, dtype, shape = self.tensors[n]
-            t = {"name": n, "elements": elements, "dtype": dtype, "ready_s": round(ready[n], 9)}
-            if shape:
-                t["shape"] = shape
-            tensors.append(t)
-        return {
-            "format": "hvd-model-trace", "version": 1,
-            "name": self.name,
-            "description": (f"recorded by hvd.torch on {socket.gethostname()} at np {rank_count}: "
-                            f"median of {len(self.samples)} steps after {self.warmup} warm-up; "
-                            f"measured step {step_s:.6f} s, of which {sync_s:.6f} s waiting for "
-                            f"communication"),
-            "sample_unit": self.sample_unit,
-            "reference_gpu": self.reference_gpu,
-            "reference_batch": int(self.batch_size),
-            "reference_source": "measured (hvd.torch.record_trace); times are this machine's",
-            "fwd_s": round(fwd_s, 9), "bwd_s": round(bwd_s, 9),
-            "tensors": tensors,
-        }
+        tensors = {n: (n, e, dt, shape) for n, (e, dt, shape) in self.tensors.items()}
+        return _common.model_trace(self.samples, tensors, recorder="hvd.torch", name=self.name,
+                                   warmup=self.warmup, rank_count=rank_count, sample_unit=self.sample_unit,
+                                   reference_gpu=self.reference_gpu, batch_size=self.batch_size)
 
     def finish(self):
         global _rec
@@ -118,12 +91,7 @@ class _Recorder:
         from hvd.torch import mpi_ops
         up = mpi_ops.is_initialized()  # a trace may be recorded without hvd.init()
         if not up or mpi_ops.rank() == 0:
-            doc = self.document(mpi_ops.size() if up else 1)
-            tmp = self.path + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(doc, f, indent=1)
-                f.write("\n")
-            os.replace(tmp, self.path)
+            _common.write_json(self.path, self.document(mpi_ops.size() if up else 1))
 
 
 def record_trace(path, steps=10, warmup=3, batch_size=1, name=None, reference_gpu="P100",
