@@ -2,6 +2,7 @@
 // library loaded next to hvd._core calls instead of linking a runtime of its own.
 #include "capi.h"
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -43,7 +44,7 @@ double now_s() {
 // generation, so a request of an earlier one that finishes late touches nothing.
 struct TraceRecording {
   std::mutex mu;
-  bool on = false;
+  std::atomic<bool> on{false};  // read without the mutex on every enqueue
   uint64_t generation = 0;
   size_t max_events = 0;
   std::vector<CapiTraceEvent> events;
@@ -55,8 +56,8 @@ TraceRecording& recording() {
 
 // The event slot of an allreduce about to be enqueued, or -1 when none is recorded.
 int64_t trace_enqueued(const hvd_capi_request& c, uint64_t* generation) {
-  if (c.op != HVD_CAPI_ALLREDUCE) return -1;
   TraceRecording& r = recording();
+  if (c.op != HVD_CAPI_ALLREDUCE || !r.on.load(std::memory_order_relaxed)) return -1;
   std::lock_guard<std::mutex> lock(r.mu);
   if (!r.on || r.events.size() >= r.max_events) return -1;
   CapiTraceEvent e;
@@ -70,7 +71,7 @@ int64_t trace_enqueued(const hvd_capi_request& c, uint64_t* generation) {
 }
 
 void trace_done(int64_t slot, uint64_t generation) {
-  if (slot < 0) return;
+  if (slot < 0) return;  // not recorded: no clock read, no lock
   const double t = now_s();
   TraceRecording& r = recording();
   std::lock_guard<std::mutex> lock(r.mu);
